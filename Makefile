@@ -1,0 +1,94 @@
+# crashlab - plain GNU make. `make` builds ./crashlab and the guest agent,
+# `make check` runs the tests, `make deps` installs what Debian lacks.
+# Quiet unless V=1; -Werror switchable with WERROR=.
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WERROR ?= -Werror
+VERSION := 0.1
+
+PKGS := sqlite3 libarchive ncursesw libelf libcrypto
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+
+WARN := -Wall -Wextra $(WERROR) -Wno-unused-parameter
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -DCRASHLAB_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+
+ifeq ($(V),1)
+Q :=
+qecho := @true
+else
+Q := @
+qecho := @echo
+endif
+
+CMD_SRCS := $(wildcard cmd/*.c)
+LIB_SRCS := $(wildcard lab/*.c) $(wildcard crashdb/*.c) $(filter-out images/agent/%,$(wildcard images/*.c))
+AGENT_SRCS := $(wildcard images/agent/*.c) lab/proto.c
+UNIT_SRCS := $(wildcard tests/unit/test-*.c)
+
+LIB_OBJS := $(patsubst %.c,build/%.o,$(LIB_SRCS))
+CMD_OBJS := $(patsubst %.c,build/%.o,$(CMD_SRCS))
+UNIT_BINS := $(patsubst tests/unit/%.c,build/tests/%,$(UNIT_SRCS))
+AGENT := images/agent/crashlab-agent
+
+all: crashlab $(AGENT)
+
+crashlab: $(CMD_OBJS) build/libcrashlab.a
+	$(qecho) "  LINK    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $(CMD_OBJS) build/libcrashlab.a $(PKG_LIBS)
+
+build/libcrashlab.a: $(LIB_OBJS)
+	$(qecho) "  AR      $@"
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+build/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(qecho) "  CC      $<"
+	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# The in-guest agent is PID 1 of the guest: static, no dependencies beyond libc.
+$(AGENT): $(AGENT_SRCS) $(wildcard images/agent/*.h) lab/proto.h
+	$(qecho) "  AGENT   $@"
+	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -I. -static -o $@ $(AGENT_SRCS)
+
+build/tests/%: tests/unit/%.c build/libcrashlab.a tests/unit/check.h
+	@mkdir -p $(dir $@)
+	$(qecho) "  TEST    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< build/libcrashlab.a $(PKG_LIBS)
+
+unit: $(UNIT_BINS)
+
+# Host-only tests first, then guest tests; ends with "N passed, N failed".
+check: all unit
+	@tests/run
+
+# Until the record loop lands, the default example boots a guest and shows
+# each file system mounting, writing, unmounting and passing fsck.
+example: all
+	./crashlab try
+
+# Every Debian package crashlab needs. Idempotent, quiet when nothing is missing.
+DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-source-6.12 bc \
+	flex bison libelf-dev libssl-dev ccache libsqlite3-dev libarchive-dev libncurses-dev \
+	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		case "$$(dpkg-query -W -f='$${db:Status-Abbrev}' $$p 2>/dev/null)" in ii*) ;; *) missing="$$missing $$p";; esac; \
+	done; \
+	[ -z "$$missing" ] && exit 0; \
+	if [ "$$(id -u)" != 0 ]; then \
+		echo "crashlab: error: missing Debian packages:$$missing" >&2; \
+		echo "run 'make deps' as root (or: sudo apt-get install$$missing)" >&2; exit 2; \
+	fi; \
+	echo "crashlab: installing:$$missing"; \
+	DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null && \
+	echo "crashlab: packages installed"
+
+clean:
+	rm -rf build crashlab $(AGENT)
+
+.PHONY: all unit check example deps clean
+-include $(patsubst %.o,%.d,$(LIB_OBJS) $(CMD_OBJS))

@@ -1,0 +1,335 @@
+/*
+ * agent.c - the in-guest agent: PID 1 of every crashlab guest.
+ *
+ * Method. The kernel starts us from the initramfs with /dev/console as
+ * stdio. We mount the pseudo file systems, read our mode from the kernel
+ * command line (crashlab.mode=agent|shell) and then either
+ *   - shell: run busybox sh on the serial line as a session leader with a
+ *     controlling tty, and power off when it exits; or
+ *   - agent: open the virtio-serial port named "crashlab.0", say HELLO, and
+ *     serve requests: EXEC runs a program with its stdout/stderr streamed
+ *     back in OUT frames and its status in an EXIT frame; SHUTDOWN syncs and
+ *     powers off. The host never waits on us without a timeout, so a bug
+ *     here shows up as a guest timeout, not a hang.
+ * Powering off is reboot(RB_AUTOBOOT): QEMU runs with -no-reboot and exits.
+ * As PID 1 we reap every orphan.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/reboot.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "lab/proto.h"
+
+#define AGENT_VERSION "1"
+
+static void logmsg(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "crashlab-agent: ");
+	vfprintf(stderr, fmt, ap);
+	fprintf(stderr, "\n");
+	va_end(ap);
+}
+
+static _Noreturn void power_off(void)
+{
+	sync();
+	reboot(RB_AUTOBOOT);
+	/* Not reached unless reboot failed; PID 1 must not exit. */
+	for (;;)
+		pause();
+}
+
+static void mount_pseudo(void)
+{
+	mkdir("/proc", 0755);
+	mkdir("/sys", 0755);
+	mkdir("/dev", 0755);
+	mkdir("/tmp", 01777);
+	mkdir("/run", 0755);
+	mkdir("/mnt", 0755);
+	if (mount("proc", "/proc", "proc", 0, NULL) < 0)
+		logmsg("mount /proc: %s", strerror(errno));
+	if (mount("sysfs", "/sys", "sysfs", 0, NULL) < 0)
+		logmsg("mount /sys: %s", strerror(errno));
+	if (mount("devtmpfs", "/dev", "devtmpfs", 0, NULL) < 0)
+		logmsg("mount /dev: %s", strerror(errno));
+	mount("tmpfs", "/tmp", "tmpfs", 0, "mode=1777");
+	mount("tmpfs", "/run", "tmpfs", 0, "mode=0755");
+	mkdir("/dev/pts", 0755);
+	mount("devpts", "/dev/pts", "devpts", 0, NULL);
+	setenv("PATH", "/sbin:/usr/sbin:/bin:/usr/bin", 1);
+	setenv("HOME", "/root", 1);
+	setenv("TERM", "linux", 0);
+}
+
+static char *cmdline_value(const char *key)
+{
+	static char buf[4096];
+	int fd = open("/proc/cmdline", O_RDONLY);
+	if (fd < 0)
+		return NULL;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return NULL;
+	buf[n] = '\0';
+	size_t klen = strlen(key);
+	for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n"))
+		if (!strncmp(tok, key, klen) && tok[klen] == '=')
+			return tok + klen + 1;
+	return NULL;
+}
+
+static void reap_all(void)
+{
+	while (waitpid(-1, NULL, WNOHANG) > 0)
+		;
+}
+
+static _Noreturn void run_shell(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		int fd = open("/dev/ttyS0", O_RDWR);
+		if (fd >= 0) {
+			ioctl(fd, TIOCSCTTY, 1);
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+			if (fd > 2)
+				close(fd);
+		}
+		printf("crashlab guest shell; 'exit' powers the guest off\n");
+		fflush(stdout);
+		execl("/bin/sh", "sh", "-l", (char *)NULL);
+		_exit(127);
+	}
+	for (;;) {
+		int st;
+		pid_t w = wait(&st);
+		if (w == pid || (w < 0 && errno == ECHILD))
+			break;
+	}
+	power_off();
+}
+
+/* Find /dev/vportNpM whose name is crashlab.0; the port may appear late. */
+static int open_port(void)
+{
+	for (int tries = 0; tries < 500; tries++) {
+		DIR *d = opendir("/sys/class/virtio-ports");
+		struct dirent *de;
+		while (d && (de = readdir(d))) {
+			if (de->d_name[0] == '.')
+				continue;
+			char path[300], name[64] = "";
+			snprintf(path, sizeof(path), "/sys/class/virtio-ports/%s/name", de->d_name);
+			int fd = open(path, O_RDONLY);
+			if (fd < 0)
+				continue;
+			ssize_t n = read(fd, name, sizeof(name) - 1);
+			close(fd);
+			if (n <= 0)
+				continue;
+			name[n] = '\0';
+			name[strcspn(name, "\n")] = '\0';
+			if (strcmp(name, LAB_PROTO_PORT))
+				continue;
+			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
+			closedir(d);
+			int pfd = open(path, O_RDWR | O_CLOEXEC);
+			if (pfd < 0)
+				logmsg("open %s: %s", path, strerror(errno));
+			return pfd;
+		}
+		if (d)
+			closedir(d);
+		struct timespec ts = { 0, 10 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+	return -1;
+}
+
+struct job {
+	pid_t pid;
+	uint32_t seq;
+	int out[2];     /* read ends: stdout, stderr; -1 when closed */
+	int status;
+	int exited;
+};
+
+static int chan = -1;
+
+static void send_or_die(uint8_t type, uint16_t flags, uint32_t seq, const void *d, uint32_t n)
+{
+	if (lab_proto_send(chan, type, flags, seq, d, n) < 0) {
+		logmsg("channel write failed: %s", strerror(errno));
+		power_off();
+	}
+}
+
+static void start_job(struct job *j, uint32_t seq, unsigned char *data, uint32_t len)
+{
+	char *argv[256];
+	if (lab_proto_unpack_argv(data, len, argv, 256) < 1) {
+		const char *m = "malformed EXEC request";
+		send_or_die(LAB_MSG_ERROR, 0, seq, m, (uint32_t)strlen(m));
+		return;
+	}
+	int po[2], pe[2];
+	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
+		const char *m = "pipe failed";
+		send_or_die(LAB_MSG_ERROR, 0, seq, m, (uint32_t)strlen(m));
+		return;
+	}
+	pid_t pid = fork();
+	if (pid == 0) {
+		setsid();
+		int nul = open("/dev/null", O_RDONLY);
+		dup2(nul, 0);
+		dup2(po[1], 1);
+		dup2(pe[1], 2);
+		signal(SIGPIPE, SIG_DFL);
+		chdir("/");
+		execvp(argv[0], argv);
+		fprintf(stderr, "crashlab-agent: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(po[1]);
+	close(pe[1]);
+	j->pid = pid;
+	j->seq = seq;
+	j->out[0] = po[0];
+	j->out[1] = pe[0];
+	j->exited = 0;
+	j->status = 0;
+}
+
+static void serve(void)
+{
+	struct lab_proto_reader rd = { 0 };
+	struct job job = { .pid = 0, .out = { -1, -1 } };
+	struct utsname u;
+	uname(&u);
+	char hello[512];
+	int n = snprintf(hello, sizeof(hello), "proto=%d\nagent=%s\nkernel=%s\nversion=%s\n",
+			 LAB_PROTO_VERSION, AGENT_VERSION, u.release, u.version);
+	send_or_die(LAB_MSG_HELLO, 0, 0, hello, (uint32_t)n);
+
+	for (;;) {
+		struct pollfd p[3] = {
+			{ chan, POLLIN, 0 },
+			{ job.out[0], POLLIN, 0 },
+			{ job.out[1], POLLIN, 0 },
+		};
+		int r = poll(p, 3, job.pid ? 50 : 1000);
+		if (r < 0 && errno != EINTR)
+			power_off();
+		if (p[0].revents & POLLIN) {
+			char buf[65536];
+			ssize_t got = read(chan, buf, sizeof(buf));
+			if (got > 0 && lab_proto_feed(&rd, buf, (size_t)got) < 0)
+				power_off();
+			struct lab_msg m;
+			int k;
+			while ((k = lab_proto_next(&rd, &m)) == 1) {
+				switch (m.type) {
+				case LAB_MSG_EXEC:
+					if (job.pid) {
+						const char *e = "a job is already running";
+						send_or_die(LAB_MSG_ERROR, 0, m.seq, e, (uint32_t)strlen(e));
+					} else {
+						start_job(&job, m.seq, m.data, m.len);
+					}
+					break;
+				case LAB_MSG_KILL:
+					if (job.pid && !job.exited)
+						kill(-job.pid, SIGKILL);
+					break;
+				case LAB_MSG_SHUTDOWN:
+					power_off();
+				default:
+					break;
+				}
+			}
+			if (k < 0) {
+				logmsg("broken channel: %s", rd.err);
+				power_off();
+			}
+		} else if (p[0].revents & (POLLHUP | POLLERR)) {
+			/* The host side is not connected (yet, or any more): wait. */
+			struct timespec ts = { 0, 20 * 1000 * 1000 };
+			nanosleep(&ts, NULL);
+		}
+		for (int i = 0; i < 2; i++) {
+			if (job.out[i] < 0 || !(p[i + 1].revents & (POLLIN | POLLHUP)))
+				continue;
+			char buf[32768];
+			ssize_t got = read(job.out[i], buf, sizeof(buf));
+			if (got > 0) {
+				send_or_die(LAB_MSG_OUT, (uint16_t)(i + 1), job.seq, buf, (uint32_t)got);
+			} else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+				close(job.out[i]);
+				job.out[i] = -1;
+			}
+		}
+		/* Reap: our job, and any orphan re-parented to PID 1. */
+		int st;
+		pid_t w;
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (w == job.pid && !job.exited) {
+				job.exited = 1;
+				job.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+			}
+		}
+		if (job.pid && job.exited && job.out[0] < 0 && job.out[1] < 0) {
+			unsigned char s[4];
+			uint32_t v = (uint32_t)job.status;
+			s[0] = (unsigned char)v;
+			s[1] = (unsigned char)(v >> 8);
+			s[2] = (unsigned char)(v >> 16);
+			s[3] = (unsigned char)(v >> 24);
+			send_or_die(LAB_MSG_EXIT, 0, job.seq, s, 4);
+			job.pid = 0;
+		}
+	}
+}
+
+int main(void)
+{
+	if (getpid() != 1) {
+		fprintf(stderr, "crashlab-agent: this is the guest's init; it runs only as PID 1\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	mount_pseudo();
+	reap_all();
+	const char *mode = cmdline_value("crashlab.mode");
+	if (mode && !strcmp(mode, "shell"))
+		run_shell();
+	chan = open_port();
+	if (chan < 0) {
+		logmsg("no virtio-serial port named '%s'", LAB_PROTO_PORT);
+		power_off();
+	}
+	serve();
+	power_off();
+}
