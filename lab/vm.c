@@ -610,6 +610,34 @@ static bool kvm_boots(const char *kernel, const char *initrd, char *why, size_t 
 	return ok;
 }
 
+static char *accel_cache_path(void)
+{
+	char *dir = cache_subdir("accel");
+	char *key = machine_key();
+	char *path = xasprintf("%s/%s", dir, key);
+	free(dir);
+	free(key);
+	return path;
+}
+
+const char *lab_vm_accel_cached(struct sbuf *why)
+{
+	char *path = accel_cache_path();
+	struct sbuf cached = SBUF_INIT;
+	const char *res = NULL;
+	if (read_file(path, &cached) == 0 && cached.len >= 3) {
+		if (!strncmp(cached.buf, "kvm", 3))
+			res = "kvm";
+		else if (!strncmp(cached.buf, "tcg", 3))
+			res = "tcg";
+		if (res && why && cached.len > 4)
+			sbuf_add(why, cached.buf + 4, strcspn(cached.buf + 4, "\n"));
+	}
+	sbuf_free(&cached);
+	free(path);
+	return res;
+}
+
 const char *lab_vm_accel(const char *requested, const char *kernel, const char *initrd)
 {
 	if (requested && !strcmp(requested, "auto"))
@@ -629,9 +657,7 @@ const char *lab_vm_accel(const char *requested, const char *kernel, const char *
 		die_code(EXIT_USAGE, "unknown accelerator '%s' (use auto, kvm or tcg)", requested);
 	}
 
-	char *dir = cache_subdir("accel");
-	char *key = machine_key();
-	char *path = xasprintf("%s/%s", dir, key);
+	char *path = accel_cache_path();
 	struct sbuf cached = SBUF_INIT;
 	const char *res;
 	if (read_file(path, &cached) == 0 && (!strncmp(cached.buf, "kvm", 3) || !strncmp(cached.buf, "tcg", 3))) {
@@ -659,7 +685,5 @@ const char *lab_vm_accel(const char *requested, const char *kernel, const char *
 	}
 	sbuf_free(&cached);
 	free(path);
-	free(key);
-	free(dir);
 	return res;
 }

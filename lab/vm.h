@@ -59,6 +59,10 @@ struct lab_vm {
  * short boot when needed; the answer is cached per machine. */
 const char *lab_vm_accel(const char *requested, const char *kernel, const char *initrd);
 
+/* The cached accelerator answer for this machine ("kvm"/"tcg", with the
+ * reason appended to why), or NULL when KVM was never probed here. */
+const char *lab_vm_accel_cached(struct sbuf *why);
+
 /* Build the QEMU command line for cfg into vm->argv (no side effects). */
 void lab_vm_command(struct lab_vm *vm, const struct lab_vm_config *cfg, const char *sock);
 

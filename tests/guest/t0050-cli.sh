@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The command line: help everywhere, unknown commands, doctor, bench.
+. "$(dirname "$0")/../lib.sh"
+
+expect_exit 0 "crashlab --help" -- "$CRASHLAB" --help
+for c in try boot shell kernel image bench doctor; do
+	expect_exit 0 "crashlab $c --help works" -- env XDG_CACHE_HOME="$T/empty-cache" "$CRASHLAB" $c --help
+	expect_grep "$T/out" "^usage: crashlab $c" "crashlab $c --help starts with its usage"
+done
+expect_exit 2 "an unknown command" -- "$CRASHLAB" frobnicate
+expect_grep "$T/err" "unknown command 'frobnicate'" "is named"
+expect_exit 2 "no command" -- "$CRASHLAB"
+expect_exit 0 "doctor says a run can work" -- "$CRASHLAB" doctor
+expect_grep "$T/out" "crashlab can run here" "doctor's verdict"
+expect_grep "$T/out" "blklogwrites" "doctor checks blklogwrites"
+expect_grep "$T/out" "KVM" "doctor reports on KVM"
+expect_exit 0 "bench boot" -- "$CRASHLAB" bench boot -n 1
+expect_grep "$T/out" "^boot to agent-ready: median [0-9.]+ s over 1 boots .*accelerator (kvm|tcg)$" "bench prints the median and the accelerator"
+expect_exit 2 "bench without a benchmark" -- "$CRASHLAB" bench
