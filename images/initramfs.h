@@ -1,0 +1,48 @@
+/*
+ * initramfs.h - the guest's root file system: the agent as /init, busybox,
+ * the real mkfs/fsck/dmsetup tools and every shared library they load,
+ * packed as a gzip-compressed newc cpio and cached by content hash.
+ */
+#ifndef CRASHLAB_INITRAMFS_H
+#define CRASHLAB_INITRAMFS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "../lab/util.h"
+
+/* One host program the guest image carries. */
+struct img_tool {
+	const char *name;     /* program name, found with find_program() (busybox: /bin/busybox first) */
+	const char *package;  /* the Debian package that ships it */
+	bool optional;        /* the image is built without it when it is absent */
+};
+
+/* The table of tools (busybox included), in image order; *n receives its length. */
+const struct img_tool *img_tools(size_t *n);
+
+/* project_root()/images/agent/crashlab-agent, whether or not it exists yet. */
+char *img_agent_path(void);
+
+/*
+ * Build the initramfs for the current inputs unless the cache has it, and
+ * return its path (malloc'd). Dies on error: EXIT_NOINPUT for a missing
+ * agent, tool or library, EXIT_CANTCREAT when the cache cannot be written.
+ */
+char *img_initramfs_ensure(void);
+
+/* The path if the initramfs for the current inputs is already built, else NULL. Never builds. */
+char *img_initramfs_cached(void);
+
+/*
+ * Host paths of every shared object that the ELF file at path loads,
+ * recursively: its PT_INTERP loader and each DT_NEEDED library as the
+ * loader would find it (DT_RUNPATH or DT_RPATH, then the system
+ * directories, then /etc/ld.so.conf.d). Each path is added once to libs,
+ * as found (a soname, often a symlink); a static binary or a file that is
+ * not ELF adds nothing. Returns -1 after error() naming the missing library
+ * and the object that needs it.
+ */
+int img_elf_deps(const char *path, struct strvec *libs);
+
+#endif
