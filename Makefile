@@ -24,7 +24,9 @@ endif
 
 CMD_SRCS := $(wildcard cmd/*.c)
 LIB_SRCS := $(wildcard lab/*.c) $(wildcard crashdb/*.c) $(filter-out images/agent/%,$(wildcard images/*.c))
-AGENT_SRCS := $(wildcard images/agent/*.c) lab/proto.c
+# The agent links the libc-only engine pieces it shares with the host.
+AGENT_SHARED := lab/proto.c lab/workload.c lab/wlog.c lab/tree.c
+AGENT_SRCS = $(wildcard images/agent/*.c) $(wildcard $(AGENT_SHARED))
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
 
 LIB_OBJS := $(patsubst %.c,build/%.o,$(LIB_SRCS))
@@ -48,7 +50,7 @@ build/%.o: %.c
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
 
 # The in-guest agent is PID 1 of the guest: static, no dependencies beyond libc.
-$(AGENT): $(AGENT_SRCS) $(wildcard images/agent/*.h) lab/proto.h
+$(AGENT): $(AGENT_SRCS) $(wildcard images/agent/*.h) $(wildcard $(AGENT_SHARED:.c=.h))
 	$(qecho) "  AGENT   $@"
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -I. -static -o $@ $(AGENT_SRCS)
 

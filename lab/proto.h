@@ -27,6 +27,16 @@ enum lab_msg_type {
 	LAB_MSG_ERROR = 5,    /* agent -> host: a message; the request failed (e.g. exec) */
 	LAB_MSG_SHUTDOWN = 6, /* host -> agent: sync and power off */
 	LAB_MSG_KILL = 7,     /* host -> agent: kill the job seq */
+	LAB_MSG_SESSION = 8,  /* host -> agent: start a workload session ("key=value\n":
+			       * dir, fbarrier, fdatabarrier); answered by RESULT */
+	LAB_MSG_OP = 9,       /* host -> agent: one canonical op line; seq = op id,
+			       * flags = section; answered by RESULT */
+	LAB_MSG_RESULT = 10,  /* agent -> host: "ret=\nerrno=\nino=\nino2=\nms=\n" */
+	LAB_MSG_CHECK = 11,   /* host -> agent: check one crash state ("key=value\n":
+			       * fs, spec, mount_opts, fsck); answered by STATE */
+	LAB_MSG_STATE = 12,   /* agent -> host: "key=value\n" lines, a blank line, then
+			       * fsck_len bytes of fsck output and tree_len bytes of
+			       * tree lines (lab/tree.h) */
 };
 
 struct lab_msg {

@@ -341,20 +341,19 @@ struct sink {
 	struct sbuf *collect;
 };
 
-static enum lab_outcome exec_common(struct lab_vm *vm, char *const *argv, struct sink *sink,
-				    double timeout_s, int *status)
+/*
+ * Send one request and wait for its answer. OUT frames are streamed to the
+ * sink; the final frame (EXIT, RESULT, STATE or ERROR) is returned in
+ * *reply_type with its payload in reply (if non-NULL).
+ */
+static enum lab_outcome request(struct lab_vm *vm, uint8_t type, uint16_t flags, uint32_t seq,
+				const void *payload, uint32_t len, struct sink *sink, double timeout_s,
+				uint8_t *reply_type, struct sbuf *reply)
 {
-	uint32_t len;
-	unsigned char *payload = lab_proto_pack_argv(argv, &len);
-	uint32_t seq = vm->next_seq++;
-	if (!payload)
-		die("out of memory");
-	if (vm->chan < 0 || lab_proto_send(vm->chan, LAB_MSG_EXEC, 0, seq, payload, len) < 0) {
-		free(payload);
+	if (vm->chan < 0 || lab_proto_send(vm->chan, type, flags, seq, payload, len) < 0) {
 		qemu_exited(vm);
 		return exit_outcome(vm, true);
 	}
-	free(payload);
 	double deadline = now_s() + (timeout_s > 0 ? timeout_s : CMD_TIMEOUT_S * vm->slowdown);
 	for (;;) {
 		double left = deadline - now_s();
@@ -386,24 +385,21 @@ static enum lab_outcome exec_common(struct lab_vm *vm, char *const *argv, struct
 		while ((k = lab_proto_next(&vm->rd, &m)) == 1) {
 			if (m.seq != seq)
 				continue;
-			switch (m.type) {
-			case LAB_MSG_OUT:
-				if (sink->collect)
+			if (m.type == LAB_MSG_OUT) {
+				if (sink && sink->collect)
 					sbuf_add(sink->collect, m.data, m.len);
-				else
+				else if (sink)
 					put_all(m.flags == 2 ? sink->err_fd : sink->out_fd, m.data, m.len);
-				break;
-			case LAB_MSG_ERROR:
-				fprintf(stderr, "crashlab: guest: %.*s\n", (int)m.len, (char *)m.data);
-				*status = 127;
+				continue;
+			}
+			if (m.type == LAB_MSG_EXIT || m.type == LAB_MSG_RESULT || m.type == LAB_MSG_STATE ||
+			    m.type == LAB_MSG_ERROR) {
+				*reply_type = m.type;
+				if (reply) {
+					sbuf_reset(reply);
+					sbuf_add(reply, m.data, m.len);
+				}
 				return LAB_OK;
-			case LAB_MSG_EXIT:
-				if (m.len >= 4)
-					*status = (int)(m.data[0] | m.data[1] << 8 | m.data[2] << 16 |
-							(uint32_t)m.data[3] << 24);
-				return LAB_OK;
-			default:
-				break;
 			}
 		}
 		if (k < 0) {
@@ -411,6 +407,38 @@ static enum lab_outcome exec_common(struct lab_vm *vm, char *const *argv, struct
 			return LAB_LOST;
 		}
 	}
+}
+
+static enum lab_outcome exec_common(struct lab_vm *vm, char *const *argv, struct sink *sink,
+				    double timeout_s, int *status)
+{
+	uint32_t len;
+	unsigned char *payload = lab_proto_pack_argv(argv, &len);
+	if (!payload)
+		die("out of memory");
+	uint8_t type = 0;
+	struct sbuf reply = SBUF_INIT;
+	enum lab_outcome o = request(vm, LAB_MSG_EXEC, 0, vm->next_seq++, payload, len, sink, timeout_s,
+				     &type, &reply);
+	free(payload);
+	if (o == LAB_OK) {
+		if (type == LAB_MSG_EXIT && reply.len >= 4) {
+			const unsigned char *d = (const unsigned char *)reply.buf;
+			*status = (int)(d[0] | d[1] << 8 | d[2] << 16 | (uint32_t)d[3] << 24);
+		} else {
+			fprintf(stderr, "crashlab: guest: %.*s\n", (int)reply.len, reply.buf ? reply.buf : "");
+			*status = 127;
+		}
+	}
+	sbuf_free(&reply);
+	return o;
+}
+
+enum lab_outcome lab_vm_request(struct lab_vm *vm, uint8_t type, uint16_t flags, uint32_t seq,
+				const void *payload, uint32_t len, double timeout_s, uint8_t *reply_type,
+				struct sbuf *reply)
+{
+	return request(vm, type, flags, seq, payload, len, NULL, timeout_s, reply_type, reply);
 }
 
 enum lab_outcome lab_vm_exec(struct lab_vm *vm, char *const *argv, int out_fd, int err_fd,

@@ -79,6 +79,12 @@ enum lab_outcome lab_vm_exec(struct lab_vm *vm, char *const *argv, int out_fd, i
 enum lab_outcome lab_vm_run(struct lab_vm *vm, char *const *argv, struct sbuf *out,
 			    double timeout_s, int *status);
 
+/* Send one request (SESSION, OP, CHECK) and wait for its answer: the
+ * answer's type (RESULT, STATE or ERROR) and payload. Timeout as above. */
+enum lab_outcome lab_vm_request(struct lab_vm *vm, uint8_t type, uint16_t flags, uint32_t seq,
+				const void *payload, uint32_t len, double timeout_s, uint8_t *reply_type,
+				struct sbuf *reply);
+
 /* Ask the agent to power off; kill QEMU if it does not exit in time. */
 void lab_vm_stop(struct lab_vm *vm);
 /* Cut the power: SIGKILL QEMU at once. */

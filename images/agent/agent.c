@@ -34,6 +34,7 @@
 #include <unistd.h>
 
 #include "lab/proto.h"
+#include "agent.h"
 
 #define AGENT_VERSION "1"
 
@@ -223,6 +224,102 @@ static void start_job(struct job *j, uint32_t seq, unsigned char *data, uint32_t
 	j->status = 0;
 }
 
+char *agent_kv(const char *text, size_t len, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = text, *end = text + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if ((size_t)(le - p) > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			size_t vlen = (size_t)(le - p) - klen - 1;
+			char *v = malloc(vlen + 1);
+			if (!v)
+				return NULL;
+			memcpy(v, p + klen + 1, vlen);
+			v[vlen] = '\0';
+			return v;
+		}
+		p = le + 1;
+	}
+	return NULL;
+}
+
+static struct agent_ops *ops;
+static struct agent_checker *checker;
+
+static void send_result(uint32_t seq, const struct agent_result *r)
+{
+	char buf[256];
+	int n = snprintf(buf, sizeof(buf), "ret=%ld\nerrno=%d\nino=%llu\nino2=%llu\nms=%.3f\n", r->ret,
+			 r->err, (unsigned long long)r->ino, (unsigned long long)r->ino2, r->ms);
+	send_or_die(LAB_MSG_RESULT, 0, seq, buf, (uint32_t)n);
+}
+
+static void send_error(uint32_t seq, const char *msg)
+{
+	send_or_die(LAB_MSG_ERROR, 0, seq, msg, (uint32_t)strlen(msg));
+}
+
+static void handle_session(const struct lab_msg *m)
+{
+	char *dir = agent_kv((const char *)m->data, m->len, "dir");
+	char *fb = agent_kv((const char *)m->data, m->len, "fbarrier");
+	char *fdb = agent_kv((const char *)m->data, m->len, "fdatabarrier");
+	if (ops)
+		agent_ops_free(ops);
+	ops = agent_ops_new(dir ? dir : "/mnt", fb ? atol(fb) : -1, fdb ? atol(fdb) : -1);
+	struct agent_result r = { .ret = ops ? 0 : -1, .err = ops ? 0 : errno };
+	send_result(m->seq, &r);
+	free(dir);
+	free(fb);
+	free(fdb);
+}
+
+static void handle_op(const struct lab_msg *m)
+{
+	char line[8192], err[256];
+	if (!ops) {
+		send_error(m->seq, "no workload session");
+		return;
+	}
+	if (m->len >= sizeof(line)) {
+		send_error(m->seq, "op line too long");
+		return;
+	}
+	memcpy(line, m->data, m->len);
+	line[m->len] = '\0';
+	struct wl_op op;
+	if (wl_parse_line(line, (int)m->seq, m->flags ? WL_RUN : WL_SETUP, &op, err, sizeof(err)) < 0) {
+		send_error(m->seq, err);
+		return;
+	}
+	struct agent_result r = { 0 };
+	agent_ops_exec(ops, &op, &r);
+	wl_op_free(&op);
+	send_result(m->seq, &r);
+}
+
+static void handle_check(const struct lab_msg *m)
+{
+	char err[512];
+	if (!checker) {
+		checker = agent_checker_new("/dev/vda", "/dev/vdb", err, sizeof(err));
+		if (!checker) {
+			send_error(m->seq, err);
+			return;
+		}
+	}
+	char *reply = NULL;
+	size_t rlen = 0;
+	if (agent_checker_run(checker, (const char *)m->data, m->len, &reply, &rlen, err, sizeof(err)) < 0) {
+		send_error(m->seq, err);
+		return;
+	}
+	send_or_die(LAB_MSG_STATE, 0, m->seq, reply, (uint32_t)rlen);
+	free(reply);
+}
+
 static void serve(void)
 {
 	struct lab_proto_reader rd = { 0 };
@@ -263,6 +360,15 @@ static void serve(void)
 				case LAB_MSG_KILL:
 					if (job.pid && !job.exited)
 						kill(-job.pid, SIGKILL);
+					break;
+				case LAB_MSG_SESSION:
+					handle_session(&m);
+					break;
+				case LAB_MSG_OP:
+					handle_op(&m);
+					break;
+				case LAB_MSG_CHECK:
+					handle_check(&m);
 					break;
 				case LAB_MSG_SHUTDOWN:
 					power_off();
@@ -313,11 +419,11 @@ static void serve(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	if (getpid() != 1) {
-		fprintf(stderr, "crashlab-agent: this is the guest's init; it runs only as PID 1\n");
-		return 2;
+		/* Run by hand inside a guest: the agent's tools (run-ops, tree). */
+		return agent_tool_main(argc, argv);
 	}
 	signal(SIGPIPE, SIG_IGN);
 	mount_pseudo();

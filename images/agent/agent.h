@@ -1,0 +1,57 @@
+/*
+ * agent.h - the pieces of the in-guest agent (static, libc only).
+ *   agent.c    PID 1: pseudo file systems, the channel, EXEC/SHUTDOWN
+ *   ops.c      carries out workload ops with the real system calls
+ *   capture.c  walks a mounted tree into tree_node lines (lab/tree.h)
+ */
+#ifndef CRASHLAB_AGENT_H
+#define CRASHLAB_AGENT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "lab/workload.h"
+
+/* The result of one op, as recorded in crashdb. */
+struct agent_result {
+	long ret;          /* the system call's return value (-1 on failure) */
+	int err;           /* errno when ret == -1, else 0 */
+	uint64_t ino;      /* inode number path names after the op, 0 if none */
+	uint64_t ino2;     /* same for path2 (rename/link/symlink), 0 if none */
+	double ms;         /* time the op took */
+};
+
+struct agent_ops;
+/* mountpoint: the directory paths are relative to. nr_fbarrier and
+ * nr_fdatabarrier: syscall numbers from the built kernel's headers, or -1
+ * when unknown (the op then fails with ENOSYS, as on a kernel without them). */
+struct agent_ops *agent_ops_new(const char *mountpoint, long nr_fbarrier, long nr_fdatabarrier);
+void agent_ops_exec(struct agent_ops *a, const struct wl_op *op, struct agent_result *r);
+/* Close every open file and free. */
+void agent_ops_free(struct agent_ops *a);
+
+/* Write one tree_node line per entry under dir (sorted by path, the root
+ * itself excluded) to out. 0, or -1 with errno. */
+int agent_capture_tree(const char *dir, FILE *out);
+
+/* The checker: builds crash states as device-mapper snapshots of the
+ * origin (the base image) with copy-on-write in RAM, applies a state's
+ * writes from the write log, mounts, captures, unmounts and runs fsck.
+ * request: the CHECK payload ("key=value\n": fs, spec, mount_opts, fsck);
+ * reply: the STATE payload (malloc'd). 0, or -1 with a message in err. */
+struct agent_checker;
+struct agent_checker *agent_checker_new(const char *origin, const char *logdev, char *err, size_t errlen);
+int agent_checker_run(struct agent_checker *c, const char *request, size_t len, char **reply,
+		      size_t *reply_len, char *err, size_t errlen);
+
+/* Value of key in "key=value\n" text (malloc'd copy), or NULL. */
+char *agent_kv(const char *text, size_t len, const char *key);
+
+/* main() when the agent binary is run by hand, not as PID 1:
+ *   crashlab-agent run-ops MOUNTDIR FILE.wl [--fbarrier NR --fdatabarrier NR]
+ *       runs every op of the workload, printing "op-line<TAB>ret<TAB>errno<TAB>ino<TAB>ino2"
+ *   crashlab-agent tree DIR
+ *       prints the observed tree of DIR */
+int agent_tool_main(int argc, char **argv);
+
+#endif

@@ -1,0 +1,383 @@
+/*
+ * checker.c - where a crash state is built and looked at, inside the guest.
+ *
+ * Method. The checker guest has two read-only inputs: /dev/vda, the cached
+ * base image (the disk as it was before the recording), and /dev/vdb, the
+ * write log of the recording. The log is scanned once (lab/wlog.c). For
+ * each state the host names a spec (which log entries to apply, which
+ * sectors of a torn write). We then
+ *   1. create a device-mapper snapshot of the origin whose copy-on-write
+ *      store is a loop device over a sparse file in tmpfs - RAM - so the
+ *      origin is never written and a state costs only the blocks it changes;
+ *   2. apply the state's writes to the snapshot in log order;
+ *   3. mount it (the file system's journal or log recovery runs here),
+ *      capture the observed tree (capture.c), unmount;
+ *   4. run the file system's fsck read-only on the recovered device;
+ *   5. remove the snapshot and empty the store for the next state.
+ * A state that does not mount, or that fsck flags, is a result, reported
+ * with the kernel's messages - never an error of the checker. Each phase is
+ * timed, so `crashlab bench check` can tell where the time goes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <linux/loop.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/klog.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "lab/wlog.h"
+
+#define STATE_NAME "clstate"
+#define STATE_DEV "/dev/mapper/" STATE_NAME
+#define STATE_DIR "/mnt/state"
+#define COW_FILE "/tmp/cl-cow"
+#define OUTPUT_MAX (64 * 1024)
+
+struct agent_checker {
+	char origin[64];
+	int log_fd;
+	struct wlog log;
+	uint64_t origin_bytes;
+	int cow_fd;
+	char loop[32];
+};
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Run argv, collecting stdout+stderr (bounded) into *out; returns the exit status. */
+static int run_capture(char *const argv[], char **out, size_t *outlen)
+{
+	int p[2];
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return -1;
+	pid_t pid = fork();
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		int nul = open("/dev/null", O_RDONLY);
+		dup2(nul, 0);
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		setenv("DM_DISABLE_UDEV", "1", 1);
+		execvp(argv[0], argv);
+		fprintf(stderr, "cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(p[1]);
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	for (;;) {
+		char tmp[4096];
+		ssize_t n = read(p[0], tmp, sizeof(tmp));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (len + (size_t)n + 1 > cap && len < OUTPUT_MAX) {
+			while (len + (size_t)n + 1 > cap)
+				cap *= 2;
+			buf = realloc(buf, cap);
+		}
+		if (len + (size_t)n + 1 <= cap) {
+			memcpy(buf + len, tmp, (size_t)n);
+			len += (size_t)n;
+		}
+	}
+	close(p[0]);
+	buf[len] = '\0';
+	int st;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	if (out) {
+		*out = buf;
+		*outlen = len;
+	} else {
+		free(buf);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static int attach_loop(struct agent_checker *c, char *err, size_t errlen)
+{
+	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+	if (ctl < 0) {
+		snprintf(err, errlen, "cannot open /dev/loop-control: %s", strerror(errno));
+		return -1;
+	}
+	int n = ioctl(ctl, LOOP_CTL_GET_FREE);
+	close(ctl);
+	if (n < 0) {
+		snprintf(err, errlen, "no free loop device: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(c->loop, sizeof(c->loop), "/dev/loop%d", n);
+	int lfd = open(c->loop, O_RDWR | O_CLOEXEC);
+	if (lfd < 0 || ioctl(lfd, LOOP_SET_FD, c->cow_fd) < 0) {
+		snprintf(err, errlen, "cannot attach '%s': %s", c->loop, strerror(errno));
+		if (lfd >= 0)
+			close(lfd);
+		return -1;
+	}
+	close(lfd);
+	return 0;
+}
+
+struct agent_checker *agent_checker_new(const char *origin, const char *logdev, char *err, size_t errlen)
+{
+	struct agent_checker *c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	snprintf(c->origin, sizeof(c->origin), "%s", origin);
+	c->log_fd = open(logdev, O_RDONLY | O_CLOEXEC);
+	if (c->log_fd < 0) {
+		snprintf(err, errlen, "cannot open the write log '%s': %s", logdev, strerror(errno));
+		free(c);
+		return NULL;
+	}
+	char werr[256];
+	if (wlog_open(&c->log, c->log_fd, werr, sizeof(werr)) < 0) {
+		snprintf(err, errlen, "write log: %s", werr);
+		close(c->log_fd);
+		free(c);
+		return NULL;
+	}
+	int ofd = open(origin, O_RDONLY | O_CLOEXEC);
+	if (ofd < 0 || ioctl(ofd, BLKGETSIZE64, &c->origin_bytes) < 0) {
+		snprintf(err, errlen, "cannot size the origin '%s': %s", origin, strerror(errno));
+		if (ofd >= 0)
+			close(ofd);
+		close(c->log_fd);
+		free(c);
+		return NULL;
+	}
+	close(ofd);
+	c->cow_fd = open(COW_FILE, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (c->cow_fd < 0 || ftruncate(c->cow_fd, (off_t)c->origin_bytes) < 0 || attach_loop(c, err, errlen) < 0) {
+		if (c->cow_fd >= 0 && !*err)
+			snprintf(err, errlen, "cannot make the copy-on-write store: %s", strerror(errno));
+		close(c->log_fd);
+		free(c);
+		return NULL;
+	}
+	mkdir("/mnt", 0755);
+	mkdir(STATE_DIR, 0755);
+	return c;
+}
+
+static void remove_snapshot(void)
+{
+	char *rm[] = { "dmsetup", "remove", "--noudevsync", STATE_NAME, NULL };
+	for (int i = 0; i < 50; i++) {
+		if (access(STATE_DEV, F_OK) < 0)
+			return;
+		if (run_capture(rm, NULL, NULL) == 0)
+			return;
+		struct timespec ts = { 0, 20 * 1000 * 1000 };
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The kernel's recent messages, one line each, joined with " | ". */
+static void kernel_tail(char *out, size_t outlen)
+{
+	char buf[16384];
+	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
+	out[0] = '\0';
+	if (n <= 0)
+		return;
+	buf[n] = '\0';
+	/* the last few lines */
+	int lines = 0;
+	char *p = buf + n;
+	while (p > buf && lines < 6) {
+		p--;
+		if (*p == '\n' && p != buf + n - 1)
+			lines++;
+	}
+	if (*p == '\n')
+		p++;
+	size_t o = 0;
+	for (; *p && o + 4 < outlen; p++) {
+		if (*p == '\n') {
+			if (p[1] && o + 4 < outlen) {
+				memcpy(out + o, " | ", 3);
+				o += 3;
+			}
+		} else {
+			out[o++] = *p;
+		}
+	}
+	out[o] = '\0';
+}
+
+static void oneline(char *s)
+{
+	for (; *s; s++)
+		if (*s == '\n' || *s == '\r')
+			*s = ' ';
+}
+
+static int split_words(char *s, char **argv, int max)
+{
+	int n = 0;
+	for (char *t = strtok(s, " "); t && n < max - 2; t = strtok(NULL, " "))
+		argv[n++] = t;
+	argv[n] = NULL;
+	return n;
+}
+
+int agent_checker_run(struct agent_checker *c, const char *request, size_t len, char **reply,
+		      size_t *reply_len, char *err, size_t errlen)
+{
+	char *fs = agent_kv(request, len, "fs");
+	char *spec_text = agent_kv(request, len, "spec");
+	char *mopts = agent_kv(request, len, "mount_opts");
+	char *fsck = agent_kv(request, len, "fsck");
+	char *fsck_out = NULL, *tree = NULL;
+	size_t fsck_len = 0, tree_len = 0;
+	int ret = -1;
+	struct wlog_spec spec;
+	int have_spec = 0;
+	char msg[2048] = "";
+	int mount_ok = 0, fsck_status = -1;
+	uint64_t bytes = 0;
+	double t0 = now_ms(), t_replay = 0, t_mount = 0, t_capture = 0, t_fsck = 0;
+
+	if (!fs || !spec_text || !fsck) {
+		snprintf(err, errlen, "check request lacks fs, spec or fsck");
+		goto out;
+	}
+	char werr[256];
+	if (wlog_spec_parse(spec_text, &spec, werr, sizeof(werr)) < 0) {
+		snprintf(err, errlen, "bad state spec '%s': %s", spec_text, werr);
+		goto out;
+	}
+	have_spec = 1;
+
+	/* 1. the snapshot */
+	remove_snapshot();
+	char table[256];
+	snprintf(table, sizeof(table), "0 %llu snapshot %s %s N 8",
+		 (unsigned long long)(c->origin_bytes / 512), c->origin, c->loop);
+	char *create[] = { "dmsetup", "create", "--noudevsync", STATE_NAME, "--table", table, NULL };
+	char *out = NULL;
+	size_t outlen = 0;
+	if (run_capture(create, &out, &outlen) != 0) {
+		oneline(out);
+		snprintf(err, errlen, "dmsetup create failed: %s", out ? out : "");
+		free(out);
+		goto out;
+	}
+	free(out);
+
+	/* 2. the state's writes */
+	int dev = open(STATE_DEV, O_RDWR | O_CLOEXEC);
+	if (dev < 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", STATE_DEV, strerror(errno));
+		goto out_remove;
+	}
+	if (wlog_apply(&c->log, &spec, dev, &bytes, werr, sizeof(werr)) < 0) {
+		snprintf(err, errlen, "cannot apply state '%s': %s", spec_text, werr);
+		close(dev);
+		goto out_remove;
+	}
+	fsync(dev);
+	close(dev);
+	double t1 = now_ms();
+	t_replay = t1 - t0;
+
+	/* 3. mount (recovery runs), capture, unmount */
+	klogctl(5 /* SYSLOG_ACTION_CLEAR */, NULL, 0);
+	if (mount(STATE_DEV, STATE_DIR, fs, 0, mopts && *mopts ? mopts : NULL) == 0) {
+		mount_ok = 1;
+		double t2 = now_ms();
+		t_mount = t2 - t1;
+		FILE *f = open_memstream(&tree, &tree_len);
+		if (!f || agent_capture_tree(STATE_DIR, f) < 0) {
+			snprintf(msg, sizeof(msg), "capture failed: %s", strerror(errno));
+		}
+		if (f)
+			fclose(f);
+		double t3 = now_ms();
+		t_capture = t3 - t2;
+		if (umount2(STATE_DIR, 0) < 0) {
+			snprintf(msg, sizeof(msg), "umount failed: %s", strerror(errno));
+			umount2(STATE_DIR, MNT_DETACH);
+		}
+		t_mount += now_ms() - t3;
+	} else {
+		int e = errno;
+		char kt[1500];
+		kernel_tail(kt, sizeof(kt));
+		snprintf(msg, sizeof(msg), "mount: %s%s%s", strerror(e), *kt ? " | " : "", kt);
+		t_mount = now_ms() - t1;
+	}
+
+	/* 4. fsck, read-only, on the recovered device */
+	double t4 = now_ms();
+	char *fargv[32];
+	split_words(fsck, fargv, 30);
+	int fa = 0;
+	while (fargv[fa])
+		fa++;
+	fargv[fa++] = STATE_DEV;
+	fargv[fa] = NULL;
+	fsck_status = run_capture(fargv, &fsck_out, &fsck_len);
+	t_fsck = now_ms() - t4;
+	ret = 0;
+
+out_remove:
+	remove_snapshot();
+	/* Empty the copy-on-write store: its blocks are RAM. */
+	if (ftruncate(c->cow_fd, 0) < 0 || ftruncate(c->cow_fd, (off_t)c->origin_bytes) < 0)
+		ret = -1;
+	if (ret == 0) {
+		double total = now_ms() - t0;
+		double other = total - t_replay - t_mount - t_capture - t_fsck;
+		oneline(msg);
+		size_t hcap = 4096 + strlen(msg);
+		char *hdr = malloc(hcap);
+		int hn = snprintf(hdr, hcap,
+				  "mount_ok=%d\nmount_msg=%s\nfsck_status=%d\nbytes=%llu\nms_replay=%.3f\n"
+				  "ms_mount=%.3f\nms_capture=%.3f\nms_fsck=%.3f\nms_other=%.3f\nfsck_len=%zu\n"
+				  "tree_len=%zu\n\n",
+				  mount_ok, msg, fsck_status, (unsigned long long)bytes, t_replay, t_mount,
+				  t_capture, t_fsck, other, fsck_len, tree_len);
+		*reply_len = (size_t)hn + fsck_len + tree_len;
+		*reply = malloc(*reply_len + 1);
+		memcpy(*reply, hdr, (size_t)hn);
+		if (fsck_len)
+			memcpy(*reply + hn, fsck_out, fsck_len);
+		if (tree_len)
+			memcpy(*reply + hn + fsck_len, tree, tree_len);
+		free(hdr);
+	}
+out:
+	if (have_spec)
+		wlog_spec_free(&spec);
+	free(fs);
+	free(spec_text);
+	free(mopts);
+	free(fsck);
+	free(fsck_out);
+	free(tree);
+	return ret;
+}

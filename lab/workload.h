@@ -1,0 +1,98 @@
+/*
+ * workload.h - the workload language (.wl files): parse, print, patterns.
+ *
+ * libc only: the same parser runs on the host (crashlab run) and in the
+ * static guest agent, which receives each op as its canonical text line and
+ * parses it again, so the two sides can never read an op differently.
+ *
+ * Op numbering: ops are numbered 1..n in file order across both sections;
+ * that number (wl_op.id) is the "op" of the write pattern and the op id
+ * stored in crashdb.
+ */
+#ifndef CRASHLAB_WORKLOAD_H
+#define CRASHLAB_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum wl_kind {
+	WL_MKDIR, WL_RMDIR, WL_CREAT, WL_WRITE, WL_APPEND, WL_DWRITE, WL_MMAPWRITE,
+	WL_TRUNCATE, WL_FALLOC, WL_LINK, WL_SYMLINK, WL_RENAME, WL_UNLINK,
+	WL_SETXATTR, WL_REMOVEXATTR, WL_CHMOD, WL_FSYNC, WL_FDATASYNC, WL_SYNC,
+	WL_SYNCFS, WL_SYNC_FILE_RANGE, WL_FBARRIER, WL_FDATABARRIER, WL_FIEMAP_SYNC,
+	WL_CLOSE, WL_SLEEP, WL_MARK,
+	WL_NKINDS
+};
+
+enum wl_section { WL_SETUP = 0, WL_RUN = 1 };
+
+/* falloc modes */
+enum { WL_FALLOC_DEFAULT, WL_FALLOC_KEEP_SIZE, WL_FALLOC_PUNCH_HOLE, WL_FALLOC_ZERO_RANGE,
+       WL_FALLOC_ZERO_RANGE_KEEP_SIZE };
+/* rename flags */
+enum { WL_RENAME_PLAIN, WL_RENAME_NOREPLACE, WL_RENAME_EXCHANGE, WL_RENAME_BARRIER };
+/* sync_file_range flags: bit set of these */
+enum { WL_SFR_WAIT_BEFORE = 1, WL_SFR_WRITE = 2, WL_SFR_WAIT_AFTER = 4 };
+
+struct wl_op {
+	enum wl_kind kind;
+	enum wl_section section;
+	int id;            /* 1..n over the whole file */
+	int line, col;     /* where the op starts in the source (1-based) */
+	char *path;        /* P, OLD (rename/link), or the link P of symlink */
+	char *path2;       /* NEW (rename/link); TARGET of symlink */
+	int64_t off;       /* OFF (write/dwrite/mmapwrite/falloc/sync_file_range); -1 = not given */
+	int64_t len;       /* LEN, SIZE (truncate), MS (sleep); -1 = not given */
+	char *data;        /* "TEXT" with escapes resolved, or NULL for a pattern write */
+	size_t data_len;
+	uint32_t mode;     /* mkdir/creat/chmod MODE (mkdir default 0755, creat 0644) */
+	int flags;         /* falloc mode, rename flag or sync_file_range bits */
+	char *name;        /* xattr NAME; mark LABEL */
+	char *value;       /* xattr VALUE */
+	size_t value_len;
+};
+
+struct wl_workload {
+	char *file;        /* as given, for messages */
+	struct wl_op *ops;
+	size_t n;          /* all ops */
+	size_t nsetup;     /* ops[0..nsetup) are [setup]; the rest [run] */
+};
+
+/* Parse text (the content of file). 0 on success; -1 with a message
+ * "file:line:col: what" (no newline) in err (size errlen). Nothing partial
+ * is left in w on failure. */
+int wl_parse(const char *file, const char *text, struct wl_workload *w, char *err, size_t errlen);
+/* Parse one op line (the agent's side); section and id are given. */
+int wl_parse_line(const char *line, int id, enum wl_section section, struct wl_op *op, char *err,
+		  size_t errlen);
+void wl_free(struct wl_workload *w);
+void wl_op_free(struct wl_op *op);
+
+/* The canonical text of op (one line, no newline), which wl_parse_line
+ * reads back to the same op. Returns the length it needs (snprintf-like). */
+int wl_format(const struct wl_op *op, char *buf, size_t size);
+
+/* The keyword of a kind ("mkdir", ...). */
+const char *wl_kind_name(enum wl_kind k);
+
+/* Does op complete a durability request (fsync, fdatasync, sync, syncfs,
+ * sync_file_range with WAIT_AFTER)? Does it write file data? */
+int wl_is_persistence(const struct wl_op *op);
+int wl_writes_data(const struct wl_op *op);
+
+/*
+ * The write pattern: byte x of a file written by op id with a length (not
+ * a TEXT) is byte (x % 16) of the 16-byte record
+ *     "CLWL" | le32 op id | le64 x / 4096
+ * so every 16-byte aligned piece of a 4 KiB block names the op and the
+ * block that wrote it. wl_pattern fills buf with the bytes for file offsets
+ * [off, off + len).
+ */
+#define WL_PATTERN_MAGIC "CLWL"
+void wl_pattern(uint32_t op_id, uint64_t off, void *buf, size_t len);
+/* If the 16 bytes at p (file offset off, 16-aligned) are a pattern record
+ * for block off / 4096, return its op id; else 0. */
+uint32_t wl_pattern_op(const void *p, uint64_t off);
+
+#endif
