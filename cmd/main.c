@@ -15,12 +15,14 @@ struct command {
 };
 
 static const struct command commands[] = {
+	{ "run", cmd_run, "run a workload, cut the power at every flush, check every crash state" },
 	{ "try", cmd_try, "boot a guest and show each file system mount, write, unmount and fsck" },
 	{ "boot", cmd_boot, "boot the guest, run a command in it, exit with its status" },
 	{ "shell", cmd_shell, "interactive shell in the guest on the serial console" },
 	{ "kernel", cmd_kernel, "build the patched guest kernel (cached), print its path" },
 	{ "image", cmd_image, "build the guest initramfs, make base disk images" },
 	{ "bench", cmd_bench, "measure the lab (boot time)" },
+	{ "show", cmd_show, "print a run, or one crash state's observed tree" },
 	{ "doctor", cmd_doctor, "check every prerequisite and say how to fix what is missing" },
 };
 

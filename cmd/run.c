@@ -370,7 +370,17 @@ int cmd_run(int argc, char **argv)
 
 	struct lab_vm_config guest = { .mem_mb = 1024 };
 	lab_guest_prepare(&guest, accel);
-	char *kkey = opt_kernel ? xasprintf("user:%s", opt_kernel) : lab_kernel_key_default();
+	char *kkey;
+	if (opt_kernel) {
+		kkey = xasprintf("user:%s", opt_kernel);
+	} else {
+		struct lab_kbuild_opts ko = { 0 };
+		char key[65];
+		struct sbuf kerr = SBUF_INIT;
+		int kcode;
+		kkey = xstrdup(lab_kbuild_key(&ko, key, &kerr, &kcode) == 0 ? key : "");
+		sbuf_free(&kerr);
+	}
 	char *started = utc_now();
 	const char *kver = lab_kernel_version(guest.kernel);
 	struct crashdb_run run = {

@@ -13,6 +13,7 @@
  *   z        the block reads as zeros (or is a hole)
  *   p<op>    the block is entirely the write pattern of op <op> for this block
  *   h<hex>   anything else: 16 hex digits of a 64-bit FNV-1a hash
+ *   e        the block could not be read (e.g. EIO in a crash state)
  * content is the file's bytes when size <= TREE_INLINE_MAX, else empty; a
  * field that does not apply is "-".
  */
@@ -45,6 +46,13 @@ char *tree_node_format(const struct tree_node *n);
 /* Parse one line (without or with the newline). 0, or -1 on a malformed line. */
 int tree_node_parse(const char *line, struct tree_node *n);
 void tree_node_free(struct tree_node *n);
+
+/* Append name=value to an encoded xattrs field (malloc'd result; xattrs may
+ * be NULL and is freed). */
+char *tree_xattrs_append(char *xattrs, const char *name, const void *value, size_t len);
+/* Look name up in an encoded xattrs field: 1 found (*value malloc'd),
+ * 0 absent, -1 malformed. */
+int tree_xattr_get(const char *xattrs, const char *name, unsigned char **value, size_t *len);
 
 /* 64-bit FNV-1a, the block hash of the "h" token. */
 uint64_t tree_fnv1a(const void *data, size_t len);

@@ -28,9 +28,6 @@
 
 #include "lab/tree.h"
 
-/* Defined in lab/tree.c, not (yet) in lab/tree.h: the xattrs field builder. */
-char *tree_xattrs_append(char *xattrs, const char *name, const void *value, size_t len);
-
 struct paths {
 	char **v;
 	size_t n, cap;

@@ -8,10 +8,6 @@
 #include "lab/workload.h"
 #include "tests/unit/check.h"
 
-/* In lab/tree.c; not declared in lab/tree.h (yet). */
-char *tree_xattrs_append(char *xattrs, const char *name, const void *value, size_t len);
-int tree_xattr_get(const char *xattrs, const char *name, unsigned char **value, size_t *len);
-
 static int opt_eq(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
