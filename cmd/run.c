@@ -101,7 +101,7 @@ struct fs_summary {
 	const char *fs;
 	size_t states, mount_fail, fsck_fail, distinct;
 	const char *outcome;
-	char error[512];
+	char error[1024];
 	double ms;
 };
 
@@ -191,7 +191,7 @@ static int run_fs(struct crashdb *db, int64_t run_id, const char *fs, const stru
 	/* The log and its crash states. */
 	int lfd = open(rec.log_path, O_RDONLY | O_CLOEXEC);
 	struct wlog log;
-	char err[512];
+	char err[256];
 	if (lfd < 0 || wlog_open(&log, lfd, err, sizeof(err)) < 0) {
 		if (lfd < 0)
 			snprintf(err, sizeof(err), "%s", errno_advice(errno));
@@ -202,15 +202,15 @@ static int run_fs(struct crashdb *db, int64_t run_id, const char *fs, const stru
 		rc = EXIT_DATAERR;
 		goto out;
 	}
-	struct wlog_stats ls;
-	wlog_stats(&log, &ls);
+	struct wlog_counts ls;
+	wlog_count(&log, 0, log.n, &ls);
 	fr.log_entries = (int64_t)log.n;
 	fr.log_committed = (int64_t)log.committed;
 	fr.log_flushes = (int64_t)ls.flushes;
 	fr.log_writes = (int64_t)ls.writes;
 	fr.log_discards = (int64_t)ls.discards;
-	fr.log_bytes = (int64_t)ls.bytes;
-	fr.log_truncated = log.truncated_tail;
+	fr.log_bytes = (int64_t)ls.bytes_written;
+	fr.log_truncated = log.dropped;
 	struct lab_crash_state *states = NULL;
 	size_t nstates = 0;
 	if (lab_states_enumerate(&log, (uint64_t)rec.setup_end, mode, seed, max_states, torn, &states, &nstates,
@@ -220,6 +220,7 @@ static int run_fs(struct crashdb *db, int64_t run_id, const char *fs, const stru
 		fr.error = sum->error;
 		crashdb_fsrun_update(db, &fr);
 		rc = EXIT_DATAERR;
+		wlog_close(&log);
 		close(lfd);
 		goto out;
 	}
@@ -295,6 +296,7 @@ static int run_fs(struct crashdb *db, int64_t run_id, const char *fs, const stru
 	fr.check_ms = (now_s() - t0) * 1000 - rec.ms;
 	crashdb_fsrun_update(db, &fr);
 	lab_states_free(states, nstates);
+	wlog_close(&log);
 	close(lfd);
 out:
 	free(ops);
