@@ -1,0 +1,232 @@
+/*
+ * test-kbuild.c - the kernel build's pure steps, host only: config
+ * verification, bzImage header checks, version extraction, series parsing
+ * and the cache key.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lab/kbuild.h"
+#include "tests/unit/check.h"
+
+static bool has_problem(const struct strvec *p, const char *a, const char *b)
+{
+	for (size_t i = 0; i < p->n; i++)
+		if (strstr(p->v[i], a) && (!b || strstr(p->v[i], b)))
+			return true;
+	return false;
+}
+
+static void test_config_verify(void)
+{
+	struct strvec p = STRVEC_INIT;
+	const char *frag =
+		"# a comment\n"
+		"CONFIG_KEPT=y\n"
+		"\n"
+		"# CONFIG_OFF is not set\n"
+		"CONFIG_MOD=m\n"
+		"CONFIG_TURNED_OFF=y\n"
+		"CONFIG_STR=\"hello world\"\n"
+		"CONFIG_NO=n\n"
+		"CONFIG_DROPPED=y\n"
+		"CONFIG_INT=100  \n";
+	const char *dot =
+		"#\n# Automatically generated file; DO NOT EDIT.\n#\n"
+		"CONFIG_KEPT=y\n"
+		"CONFIG_OFF=y\n"
+		"CONFIG_MOD=y\n"
+		"# CONFIG_TURNED_OFF is not set\n"
+		"CONFIG_STR=\"hello world\"\n"
+		"CONFIG_INT=250\n";
+	int n = lab_kbuild_config_verify(frag, "kernel/test.config", dot, &p);
+	CHECK(n == 5, "config verify finds 5 problems (found %d)", n);
+	CHECK(!has_problem(&p, "CONFIG_KEPT", NULL), "an option kept as is is no problem");
+	CHECK(!has_problem(&p, "CONFIG_STR", NULL), "a quoted string value kept as is is no problem");
+	CHECK(!has_problem(&p, "CONFIG_NO", NULL), "CONFIG_X=n absent from .config is no problem");
+	CHECK(has_problem(&p, "'CONFIG_DROPPED=y' from 'kernel/test.config:9' was dropped by olddefconfig", NULL),
+	      "a dropped option is named with its file and line");
+	CHECK(has_problem(&p, "'CONFIG_MOD=m'", "became 'CONFIG_MOD=y'"), "a changed value says what it became");
+	CHECK(has_problem(&p, "'CONFIG_INT=100'", "became 'CONFIG_INT=250'"),
+	      "a changed number says what it became (trailing blanks ignored)");
+	CHECK(has_problem(&p, "'CONFIG_TURNED_OFF=y'", "became '# CONFIG_TURNED_OFF is not set'"),
+	      "an option turned off is reported");
+	CHECK(has_problem(&p, "'CONFIG_OFF'", "should not be set but became 'CONFIG_OFF=y'"),
+	      "'is not set' violated is reported");
+	strvec_free(&p);
+
+	n = lab_kbuild_config_verify("CONFIG_A=y\n# CONFIG_B is not set\n", "f",
+				     "CONFIG_A=y\n# CONFIG_B is not set\nCONFIG_C=y\n", &p);
+	CHECK(n == 0 && p.n == 0, "a fragment fully kept has no problems");
+	n = lab_kbuild_config_verify("# CONFIG_B is not set\n", "f", "CONFIG_A=y\n", &p);
+	CHECK(n == 0, "'is not set' and absent from .config is no problem");
+	n = lab_kbuild_config_verify("CONFIG_X=y\n# CONFIG_X is not set\n", "f", "# CONFIG_X is not set\n", &p);
+	CHECK(n == 0, "the last line for an option wins, as in Kconfig");
+	n = lab_kbuild_config_verify("CONFIG_X=y\nthis is not an option\n", "f", "CONFIG_X=y\n", &p);
+	CHECK(n == 1 && has_problem(&p, "'this is not an option' of 'f:2' is not a config option", NULL),
+	      "a malformed fragment line is reported");
+	strvec_free(&p);
+}
+
+static char *write_tmp(const char *dir, const char *name, const void *data, size_t n)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	if (write_file_atomic(path, data, n) < 0)
+		die("cannot write '%s': %s", path, strerror(errno));
+	return path;
+}
+
+static void test_bzimage(const char *dir)
+{
+	unsigned char img[0x800];
+	memset(img, 0, sizeof(img));
+	char *plain = write_tmp(dir, "plain", img, sizeof(img));
+	CHECK(lab_kernel_check(plain) < 0 && errno == ENOEXEC, "a file without the boot header is not a bzImage");
+	CHECK(lab_kernel_version(plain) == NULL, "no version from a non-bzImage");
+
+	img[0x1FE] = 0x55;
+	img[0x1FF] = 0xAA;
+	memcpy(img + 0x202, "HdrS", 4);
+	img[0x206] = 0x0F;   /* boot protocol 2.15 */
+	img[0x207] = 0x02;
+	char *nover = write_tmp(dir, "nover", img, sizeof(img));
+	CHECK(lab_kernel_check(nover) == 0, "boot flag 0xAA55 and 'HdrS' make a bzImage");
+	CHECK(lab_kernel_version(nover) == NULL, "a bzImage with kernel_version 0 has no version");
+
+	const char *ver = "6.12.118 (crashlab@crashlab) #1 SMP PREEMPT_DYNAMIC Mon Jan  1 00:00:00 UTC 2024";
+	img[0x20E] = 0x00;   /* version string at 0x100 + 0x200 */
+	img[0x20F] = 0x01;
+	memcpy(img + 0x300, ver, strlen(ver) + 1);
+	char *good = write_tmp(dir, "good", img, sizeof(img));
+	const char *got = lab_kernel_version(good);
+	CHECK(got && !strcmp(got, ver), "the version string is read from the header (got '%s')", got ? got : "(null)");
+
+	char *shortf = write_tmp(dir, "short", img, 0x100);
+	CHECK(lab_kernel_check(shortf) < 0 && errno == ENOEXEC, "a file shorter than the header is not a bzImage");
+	char *missing = xasprintf("%s/missing", dir);
+	CHECK(lab_kernel_check(missing) < 0 && errno == ENOENT, "a missing file reports ENOENT");
+	CHECK(lab_kernel_check(dir) < 0 && errno == ENOEXEC, "a directory is not a bzImage");
+	free(plain);
+	free(nover);
+	free(good);
+	free(shortf);
+	free(missing);
+}
+
+static void test_series(void)
+{
+	struct strvec names = STRVEC_INIT;
+	struct sbuf err = SBUF_INIT;
+	int r = lab_kbuild_series_parse("# the series\n"
+					"\n"
+					"0001-first.patch\n"
+					"   0002-second.patch   -p1   # why\n"
+					"\t# indented comment\n"
+					"sub/0003-third#x.patch\r\n"
+					"0004-last.patch", &names, &err);
+	CHECK(r == 0 && names.n == 4, "series: 4 names out of comments and blank lines (got %zu)", names.n);
+	CHECK(names.n == 4 && !strcmp(names.v[0], "0001-first.patch") && !strcmp(names.v[1], "0002-second.patch") &&
+	      !strcmp(names.v[2], "sub/0003-third#x.patch") && !strcmp(names.v[3], "0004-last.patch"),
+	      "series: names in order, '#' inside a name kept, -p1 accepted");
+	strvec_free(&names);
+
+	r = lab_kbuild_series_parse("", &names, &err);
+	CHECK(r == 0 && names.n == 0, "an empty series is valid");
+	r = lab_kbuild_series_parse("# only comments\n\n", &names, &err);
+	CHECK(r == 0 && names.n == 0, "a series of comments is empty");
+
+	r = lab_kbuild_series_parse("a.patch\nb.patch -p0\n", &names, &err);
+	CHECK(r < 0 && strstr(err.buf, "line 2") && strstr(err.buf, "-p1"), "-p0 is refused with its line (%s)", err.buf);
+	sbuf_reset(&err);
+	r = lab_kbuild_series_parse("../outside.patch\n", &names, &err);
+	CHECK(r < 0 && strstr(err.buf, "line 1"), "a name leaving the directory is refused");
+	sbuf_reset(&err);
+	r = lab_kbuild_series_parse("/abs.patch\n", &names, &err);
+	CHECK(r < 0, "an absolute name is refused");
+	sbuf_reset(&err);
+	r = lab_kbuild_series_parse("a.patch extra\n", &names, &err);
+	CHECK(r < 0 && strstr(err.buf, "'extra'"), "junk after a name is refused");
+	strvec_free(&names);
+	sbuf_free(&err);
+}
+
+static int key_of(struct lab_kbuild_opts *o, char key[65], int *code)
+{
+	struct sbuf err = SBUF_INIT;
+	*code = 0;
+	int r = lab_kbuild_key(o, key, &err, code);
+	sbuf_free(&err);
+	return r;
+}
+
+static void test_key(const char *dir)
+{
+	char *pdir = xasprintf("%s/patches", dir);
+	mkdir(pdir, 0755);
+	char *src = write_tmp(dir, "src.tar.xz", "not really a tarball", 20);
+	char *series = write_tmp(pdir, "series", "# s\n0001-a.patch\n", 17);
+	char *patch = write_tmp(pdir, "0001-a.patch", "patch one\n", 10);
+	char *cfg = write_tmp(dir, "frag.config", "CONFIG_A=y\n", 11);
+	struct lab_kbuild_opts o = { .source = src, .patches = pdir, .config = cfg, .jobs = 1 };
+	char k1[65], k2[65], k3[65];
+	int code;
+
+	CHECK(key_of(&o, k1, &code) == 0 && strlen(k1) == 64, "a key is 64 hex digits");
+	CHECK(key_of(&o, k2, &code) == 0 && !strcmp(k1, k2), "the same inputs give the same key");
+	o.jobs = 7;
+	CHECK(key_of(&o, k2, &code) == 0 && !strcmp(k1, k2), "-j does not change the key");
+
+	free(write_tmp(pdir, "0001-a.patch", "patch two\n", 10));
+	CHECK(key_of(&o, k2, &code) == 0 && strcmp(k1, k2), "changing a patch changes the key");
+	free(write_tmp(pdir, "0001-a.patch", "patch one\n", 10));
+	CHECK(key_of(&o, k3, &code) == 0 && !strcmp(k1, k3), "restoring the patch restores the key");
+
+	free(write_tmp(dir, "frag.config", "CONFIG_A=m\n", 11));
+	CHECK(key_of(&o, k2, &code) == 0 && strcmp(k1, k2), "changing the config fragment changes the key");
+	free(write_tmp(dir, "frag.config", "CONFIG_A=y\n", 11));
+
+	free(write_tmp(pdir, "series", "# t\n0001-a.patch\n", 17));
+	CHECK(key_of(&o, k2, &code) == 0 && strcmp(k1, k2), "changing the series file changes the key");
+	free(write_tmp(pdir, "series", "# s\n0001-a.patch\n", 17));
+
+	struct timespec ts[2] = { { 1000000, 0 }, { 1000000, 0 } };
+	utimensat(AT_FDCWD, src, ts, 0);
+	CHECK(key_of(&o, k2, &code) == 0 && strcmp(k1, k2), "a non-packaged tarball's mtime is part of the key");
+
+	free(write_tmp(pdir, "series", "0001-a.patch\n0002-missing.patch\n", 32));
+	CHECK(key_of(&o, k2, &code) < 0 && code == EXIT_NOINPUT, "a missing patch is EXIT_NOINPUT");
+	free(write_tmp(pdir, "series", "0001-a.patch -p2\n", 17));
+	CHECK(key_of(&o, k2, &code) < 0 && code == EXIT_DATAERR, "a malformed series is EXIT_DATAERR");
+	free(write_tmp(pdir, "series", "", 0));
+	CHECK(key_of(&o, k2, &code) == 0, "an empty series is fine");
+	o.config = "/nonexistent/frag.config";
+	CHECK(key_of(&o, k2, &code) < 0 && code == EXIT_NOINPUT, "a missing config fragment is EXIT_NOINPUT");
+	o.config = cfg;
+	o.source = "/nonexistent/linux.tar.xz";
+	CHECK(key_of(&o, k2, &code) < 0 && code == EXIT_NOINPUT, "a missing tarball is EXIT_NOINPUT");
+
+	free(pdir);
+	free(src);
+	free(series);
+	free(patch);
+	free(cfg);
+}
+
+int main(void)
+{
+	char tmpl[] = "/tmp/crashlab-test-kbuild.XXXXXX";
+	char *dir = mkdtemp(tmpl);
+	if (!dir)
+		die("cannot create a temporary directory: %s", strerror(errno));
+	test_config_verify();
+	test_bzimage(dir);
+	test_series();
+	test_key(dir);
+	rm_rf(dir);
+	return check_done();
+}
