@@ -63,17 +63,17 @@ unit: $(UNIT_BINS)
 
 # Host-only tests first, then guest tests; ends with "N passed, N failed".
 check: all unit
+	@./crashlab kernel build >/dev/null && ./crashlab image build >/dev/null
 	@tests/run
 
-# Until the record loop lands, the default example boots a guest and shows
-# each file system mounting, writing, unmounting and passing fsck.
+# The default example: the seed workload on all four file systems.
 example: all
-	./crashlab try
+	./crashlab run tutorials/seed/seed.wl
 
 # Every Debian package crashlab needs. Idempotent, quiet when nothing is missing.
 DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-source-6.12 bc \
 	flex bison libelf-dev libssl-dev ccache libsqlite3-dev libarchive-dev libncurses-dev \
-	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux
+	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux sqlite3 python3
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

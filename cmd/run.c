@@ -144,7 +144,7 @@ static int run_fs(struct crashdb *db, int64_t run_id, const char *fs, const stru
 		.mount_opts = mount_opts ? mount_opts : "", .image_size = size, .outcome = "running",
 	};
 	if (crashdb_fsrun_insert(db, &fr) < 0)
-		die("cannot store the run of '%s': %s", fs, crashdb_error(db));
+		die("%s", crashdb_error(db));
 
 	char title[64];
 	snprintf(title, sizeof(title), "%s: recording", fs);
@@ -175,7 +175,7 @@ static int run_fs(struct crashdb *db, int64_t run_id, const char *fs, const stru
 		};
 	}
 	if (r == 0 && crashdb_ops_insert(db, fr.id, ops, w->n) < 0)
-		die("cannot store the ops of '%s': %s", fs, crashdb_error(db));
+		die("%s", crashdb_error(db));
 
 	int rc = 0;
 	if (r < 0) {
@@ -262,7 +262,7 @@ static int run_fs(struct crashdb *db, int64_t run_id, const char *fs, const stru
 			.ms_other = rep.ms_host - rep.ms_replay - rep.ms_mount - rep.ms_capture - rep.ms_fsck,
 		};
 		if (crashdb_state_insert(db, fr.id, &st, rep.nodes, rep.n_nodes) < 0)
-			die("cannot store crash state %d of '%s': %s", cs->idx, fs, crashdb_error(db));
+			die("%s", crashdb_error(db));
 		sum->states++;
 		sum->mount_fail += !rep.mount_ok;
 		sum->fsck_fail += !rep.fsck_clean;
@@ -392,7 +392,7 @@ int cmd_run(int argc, char **argv)
 		.torn = torn,
 	};
 	if (crashdb_run_insert(db, &run) < 0)
-		die("cannot store the run in '%s': %s", db_path, crashdb_error(db));
+		die("%s", crashdb_error(db));
 
 	char *workdir = xasprintf("%s/runs/%lld", cache_dir(), (long long)run.id);
 	if (mkdir_p(workdir, 0755) < 0)

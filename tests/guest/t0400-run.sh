@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Record and replay end to end: run workloads, enumerate crash states,
+# check each in a guest, store and show them.
+. "$(dirname "$0")/../lib.sh"
+
+db="$T/crash.db"
+q() { sqlite3 -batch -noheader "$db" "$@"; }
+
+# The seed example on all four file systems.
+expect_exit 0 "the seed example runs on all four file systems" -- "$CRASHLAB" run tutorials/seed/seed.wl --db "$db"
+for fs in ext4 xfs btrfs f2fs; do
+	expect_grep "$T/out" "^$fs +[1-9][0-9]* +0 +0 +[1-9]" "$fs: states, no mount failure, no fsck complaint"
+	flushes=$(q "SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.fs = '$fs'")
+	# every flush at or after the end of setup has a state (the last one may be the final state)
+	want=$(q "SELECT log_flushes FROM fsruns WHERE fs = '$fs'")
+	if [ "$flushes" -ge 1 ] && [ -n "$want" ]; then ok "$fs: $flushes crash states for $want flushes in the log"; else not_ok "$fs: no crash states"; fi
+	final=$(q "SELECT n.content FROM nodes n JOIN states s ON s.id = n.state_id JOIN fsruns f ON f.id = s.fsrun_id
+		   WHERE f.fs = '$fs' AND s.kind = 'final' AND n.path = 'A/foo'")
+	if [ "$final" = world ]; then ok "$fs: the final state has A/foo = world (fsynced)"; else not_ok "$fs: final A/foo is '$final'"; fi
+	first=$(q "SELECT n.content FROM nodes n JOIN states s ON s.id = n.state_id JOIN fsruns f ON f.id = s.fsrun_id
+		   WHERE f.fs = '$fs' AND s.idx = 0 AND n.path = 'A/foo'")
+	if [ "$first" = hello ]; then ok "$fs: the first state is the setup (A/foo = hello)"; else not_ok "$fs: first A/foo is '$first'"; fi
+done
+nops=$(q "SELECT count(*) FROM ops o JOIN fsruns f ON f.id = o.fsrun_id WHERE f.fs = 'ext4'")
+if [ "$nops" -eq 6 ]; then ok "six ops stored for ext4"; else not_ok "ops stored: $nops"; fi
+bad=$(q "SELECT count(*) FROM ops WHERE ret < 0")
+if [ "$bad" -eq 0 ]; then ok "every op of the seed example succeeded"; else not_ok "$bad ops failed"; fi
+
+expect_exit 0 "show the run" -- "$CRASHLAB" show last --db "$db"
+expect_grep "$T/out" "rename A/foo A/bar" "show lists the ops"
+expect_exit 0 "show one state" -- "$CRASHLAB" show last ext4 0 --db "$db"
+expect_grep "$T/out" "A/foo +\"hello\"" "show prints the observed tree"
+expect_exit 0 "show as json" -- "$CRASHLAB" show last --db "$db" --format json
+if command -v python3 >/dev/null; then
+	if python3 -c 'import json,sys; json.load(sys.stdin)' <"$T/out"; then ok "show --format json is valid JSON"; else not_ok "invalid JSON"; fi
+fi
+
+# Data written without fsync: missing in some state, present in the final one.
+expect_exit 0 "an unsynced write, all four file systems" -- "$CRASHLAB" run tests/workloads/unsynced.wl --db "$db"
+for fs in ext4 xfs btrfs f2fs; do
+	run=$(q "SELECT max(id) FROM runs")
+	full=$(printf 'p2,%.0s' $(seq 16)); full=${full%,}
+	final=$(q "SELECT n.blocks FROM nodes n JOIN states s ON s.id = n.state_id JOIN fsruns f ON f.id = s.fsrun_id
+		   WHERE f.run_id = $run AND f.fs = '$fs' AND s.kind = 'final' AND n.path = 'f'")
+	if [ "$final" = "$full" ]; then ok "$fs: f's 64 KiB are all there in the final state"; else not_ok "$fs: final f blocks '$final'"; fi
+	missing=$(q "SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = $run AND f.fs = '$fs'
+		     AND NOT EXISTS (SELECT 1 FROM nodes n WHERE n.state_id = s.id AND n.path = 'f' AND n.blocks = '$full')")
+	if [ "$missing" -ge 1 ]; then ok "$fs: f's data is missing in $missing state(s)"; else not_ok "$fs: f's data never missing"; fi
+done
+
+# The other crash modes, on one file system.
+expect_exit 0 "--crash write" -- "$CRASHLAB" run tests/workloads/unsynced.wl --fs ext4 --crash write --db "$db"
+run=$(q "SELECT max(id) FROM runs")
+nw=$(q "SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = $run")
+ent=$(q "SELECT log_entries - setup_end + 1 FROM fsruns WHERE run_id = $run")
+if [ "$nw" -ge 2 ] && [ "$nw" -le "$ent" ]; then ok "write mode: $nw states for $ent log prefixes (duplicates merged)"; else not_ok "write mode: $nw states, $ent prefixes"; fi
+expect_exit 0 "--crash reorder --torn" -- "$CRASHLAB" run tests/workloads/unsynced.wl --fs ext4 --crash reorder --torn --seed 3 --max-states 12 --db "$db"
+run=$(q "SELECT max(id) FROM runs")
+nr=$(q "SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = $run")
+if [ "$nr" -ge 2 ] && [ "$nr" -le 12 ]; then ok "reorder mode: $nr states within --max-states 12"; else not_ok "reorder mode: $nr states"; fi
+torn=$(q "SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = $run AND s.spec LIKE '%torn=%'")
+if [ "$torn" -ge 1 ]; then ok "reorder --torn stores torn states ($torn)"; else not_ok "no torn state stored"; fi
+seed=$(q "SELECT seed FROM runs WHERE id = $run")
+if [ "$seed" = 3 ]; then ok "the seed is stored with the run"; else not_ok "seed stored as '$seed'"; fi
+
+# Bad input: parse errors name file:line:col and nothing runs.
+printf '[run]\nwrite f 4K\nfrobnicate g\n' >"$T/bad.wl"
+before=$(q "SELECT count(*) FROM runs")
+expect_exit 65 "a workload with an unknown op" -- "$CRASHLAB" run "$T/bad.wl" --db "$db"
+expect_grep "$T/err" "bad.wl:3:1: " "the error names file:line:col"
+after=$(q "SELECT count(*) FROM runs")
+if [ "$before" = "$after" ]; then ok "nothing ran"; else not_ok "a run was stored"; fi
+expect_exit 66 "a missing workload" -- "$CRASHLAB" run "$T/none.wl" --db "$db"
+expect_exit 2 "an unknown crash mode" -- "$CRASHLAB" run tutorials/seed/seed.wl --crash sideways --db "$db"
+expect_exit 2 "--mkfs-opts without FS:" -- "$CRASHLAB" run tutorials/seed/seed.wl --mkfs-opts "-O ^has_journal" --db "$db"
+expect_exit 66 "show of a run that does not exist" -- "$CRASHLAB" show 999 --db "$db"
