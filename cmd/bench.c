@@ -6,21 +6,125 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+#include <sqlite3.h>
+
 #include "cmds.h"
+#include "crashdb/crashdb.h"
+#include "images/basedisk.h"
 #include "lab/guest.h"
 #include "lab/opt.h"
+#include "lab/runner.h"
 
 static const char bench_usage[] =
 	"usage: crashlab bench boot [-n N] [--accel auto|kvm|tcg]\n"
+	"       crashlab bench check [--fs LIST] [--crash MODE] [WORKLOAD.wl]\n"
 	"\n"
 	"boot   boot the guest N times (default 5) and print the median time from\n"
 	"       starting QEMU to the agent's hello, with min and max, and which\n"
-	"       accelerator was used.\n";
+	"       accelerator was used.\n"
+	"check  run a workload (default: the seed example, --crash write, so there\n"
+	"       are many states) and print per file system the median time per crash\n"
+	"       state split into mount (with recovery and unmount), capture, fsck and\n"
+	"       everything else (replay, snapshot, transport), and the ratio of\n"
+	"       everything else to mount + fsck. Uses a throw-away database.\n";
 
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return x < y ? -1 : x > y;
+}
+
+static double median(double *v, size_t n)
+{
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(double), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+static int bench_check(const char *fs_list, const char *crash, const char *file, const char *accel)
+{
+	enum lab_crash_mode mode;
+	if (lab_crash_mode_parse(crash, &mode) < 0)
+		usage_error("crashlab bench", "unknown crash mode '%s'", crash);
+	struct sbuf text = SBUF_INIT;
+	if (read_file(file, &text) < 0)
+		die_code(errno == ENOENT ? EXIT_NOINPUT : EXIT_DATAERR, "cannot read workload '%s': %s", file,
+			 errno_advice(errno));
+	struct wl_workload w;
+	char err[512];
+	if (wl_parse(file, text.buf, &w, err, sizeof(err)) < 0)
+		die_code(EXIT_DATAERR, "%s", err);
+	char dir[] = "/tmp/crashlab-bench.XXXXXX";
+	if (!mkdtemp(dir))
+		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
+	char *dbp = xasprintf("%s/bench.db", dir);
+	struct crashdb *db;
+	if (crashdb_open(dbp, &db, err, sizeof(err)) < 0)
+		die_code(EXIT_CANTCREAT, "%s", err);
+	struct lab_vm_config guest = { .mem_mb = 1024 };
+	lab_guest_prepare(&guest, accel);
+	struct crashdb_run run = { .started_at = "", .cmdline = "crashlab bench check", .accel = guest.accel,
+				   .kernel_version = "", .kernel_key = "", .workload_file = file,
+				   .workload_text = text.buf, .crash_mode = crash };
+	if (crashdb_run_insert(db, &run) < 0)
+		die("%s", crashdb_error(db));
+	struct lab_run_params params = { .w = &w, .guest = &guest, .size = IMG_BASE_DEFAULT_SIZE,
+					 .mode = mode, .seed = 1, .workdir = dir };
+	printf("%-7s %6s %9s %9s %9s %9s %9s  %s\n", "fs", "states", "mount", "capture", "fsck", "else",
+	       "total", "else / (mount + fsck)");
+	char *copy = xstrdup(fs_list);
+	char *save = NULL;
+	int rc = 0;
+	for (char *fs = strtok_r(copy, ",", &save); fs; fs = strtok_r(NULL, ",", &save)) {
+		if (!img_fs_valid(fs))
+			usage_error("crashlab bench", "unknown file system '%s' (choose from %s)", fs, img_fs_list());
+		struct lab_fs_summary sum = { 0 };
+		int r = lab_run_fs(db, run.id, fs, NULL, NULL, &params, &sum);
+		if (r) {
+			rc = r;
+			continue;
+		}
+		sqlite3_stmt *st;
+		sqlite3_prepare_v2(crashdb_sqlite(db),
+				   "SELECT s.ms_mount, s.ms_capture, s.ms_fsck, s.ms_replay + s.ms_other "
+				   "FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = ? AND f.fs = ?",
+				   -1, &st, NULL);
+		sqlite3_bind_int64(st, 1, run.id);
+		sqlite3_bind_text(st, 2, fs, -1, SQLITE_STATIC);
+		size_t n = 0, cap = 16;
+		double *col[5];
+		for (int k = 0; k < 5; k++)
+			col[k] = xcalloc(cap, sizeof(double));
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			if (n == cap) {
+				cap *= 2;
+				for (int k = 0; k < 5; k++)
+					col[k] = xrealloc(col[k], cap * sizeof(double));
+			}
+			double tot = 0;
+			for (int k = 0; k < 4; k++)
+				tot += col[k][n] = sqlite3_column_double(st, k);
+			col[4][n++] = tot;
+		}
+		sqlite3_finalize(st);
+		double m[5];
+		for (int k = 0; k < 5; k++)
+			m[k] = median(col[k], n);
+		printf("%-7s %6zu %7.1fms %7.1fms %7.1fms %7.1fms %7.1fms  %.2f\n", fs, n, m[0], m[1], m[2], m[3],
+		       m[4], m[0] + m[2] > 0 ? m[3] / (m[0] + m[2]) : 0);
+		for (int k = 0; k < 5; k++)
+			free(col[k]);
+	}
+	printf("medians per crash state, accelerator %s\n", guest.accel);
+	free(copy);
+	crashdb_close(db);
+	rm_rf(dir);
+	free(dbp);
+	wl_free(&w);
+	sbuf_free(&text);
+	return rc;
 }
 
 static int bench_boot(int count, const char *accel)
@@ -41,10 +145,9 @@ static int bench_boot(int count, const char *accel)
 		if (!quiet)
 			fprintf(stderr, "crashlab: boot %d/%d: %.3f s\n", i + 1, count, t[i]);
 	}
-	qsort(t, (size_t)count, sizeof(double), cmp_double);
-	double median = count % 2 ? t[count / 2] : (t[count / 2 - 1] + t[count / 2]) / 2;
+	double med = median(t, (size_t)count);
 	printf("boot to agent-ready: median %.3f s over %d boots (min %.3f, max %.3f), accelerator %s\n",
-	       median, count, t[0], t[count - 1], cfg.accel);
+	       med, count, t[0], t[count - 1], cfg.accel);
 	free(t);
 	return 0;
 }
@@ -52,15 +155,27 @@ static int bench_boot(int count, const char *accel)
 int cmd_bench(int argc, char **argv)
 {
 	int count = 5;
-	const char *accel = "auto";
+	const char *accel = "auto", *fs = "ext4,xfs,btrfs,f2fs", *crash = "write";
 	const struct opt opts[] = {
-		{ OPT_INT, 'n', "count", &count, "N", "number of boots (default 5)" },
+		{ OPT_INT, 'n', "count", &count, "N", "boot: number of boots (default 5)" },
+		{ OPT_STRING, 0, "fs", &fs, "LIST", "check: file systems (default all four)" },
+		{ OPT_STRING, 0, "crash", &crash, "MODE", "check: crash mode (default write)" },
 		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "accelerator" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
 	int n = opt_parse(argc, argv, opts, bench_usage, 0);
+	if (n < 1)
+		usage_error("crashlab bench", "say what to measure: boot or check");
+	if (!strcmp(argv[0], "check")) {
+		if (n > 2)
+			usage_error("crashlab bench", "check takes at most one workload");
+		char *def = xasprintf("%s/tutorials/seed/seed.wl", project_root());
+		int rc = bench_check(fs, crash, n == 2 ? argv[1] : def, accel);
+		free(def);
+		return rc;
+	}
 	if (n != 1)
-		usage_error("crashlab bench", "say what to measure: boot");
+		usage_error("crashlab bench", "boot takes no arguments");
 	if (count < 1)
 		usage_error("crashlab bench", "-n must be at least 1");
 	if (!strcmp(argv[0], "boot"))

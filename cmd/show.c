@@ -259,7 +259,7 @@ static size_t read_fsruns(int64_t run_id, const char *fs, bool want_states, stru
 	sqlite3_stmt *st = prepare(
 		"SELECT id, run_id, fs, mkfs_opts, mount_opts, base_image, image_size, qemu_cmdline, log_entries,"
 		" log_committed, log_flushes, log_writes, log_discards, log_bytes, log_truncated, setup_end,"
-		" outcome, error, record_ms, check_ms FROM fsruns"
+		" outcome, error, record_ms, check_ms, log_path FROM fsruns"
 		" WHERE run_id = ?1 AND (?2 IS NULL OR fs = ?2) ORDER BY id");
 	sqlite3_bind_int64(st, 1, run_id);
 	if (fs)
@@ -295,6 +295,7 @@ static size_t read_fsruns(int64_t run_id, const char *fs, bool want_states, stru
 		f->error = col_str(st, 17);
 		f->record_ms = sqlite3_column_double(st, 18);
 		f->check_ms = sqlite3_column_double(st, 19);
+		f->log_path = col_str(st, 20);
 	}
 	if (rc != SQLITE_DONE)
 		db_die("the file system runs");
@@ -316,6 +317,7 @@ static void free_fsruns(struct fs_view *v, size_t n)
 		free_str(f->mkfs_opts);
 		free_str(f->mount_opts);
 		free_str(f->base_image);
+		free_str(f->log_path);
 		free_str(f->qemu_cmdline);
 		free_str(f->outcome);
 		free_str(f->error);
@@ -754,6 +756,8 @@ static void text_fsrun(const struct fs_view *fv)
 	       " discards, %" PRId64 " bytes%s\n",
 	       f->log_entries, f->log_committed, f->log_flushes, f->log_writes, f->log_discards, f->log_bytes,
 	       f->log_truncated ? ", a truncated last entry dropped" : "");
+	if (f->log_path)
+		printf("log file  %s\n", f->log_path);
 	printf("setup     ends at log position %" PRId64 "\n", f->setup_end);
 
 	printf("\nops\n");
@@ -1099,6 +1103,7 @@ static void json_fsrun(struct json *j, const struct fs_view *fv)
 	j_str(j, "mkfs_opts", f->mkfs_opts);
 	j_str(j, "mount_opts", f->mount_opts);
 	j_str(j, "base_image", f->base_image);
+	j_str(j, "log_path", f->log_path);
 	j_int(j, "image_size", f->image_size);
 	j_str(j, "qemu_cmdline", f->qemu_cmdline);
 	j_str(j, "outcome", f->outcome);

@@ -70,6 +70,7 @@ static const char *const migrations[] = {
 	"  mkfs_opts TEXT,\n"
 	"  mount_opts TEXT,\n"
 	"  base_image TEXT,\n"
+	"  log_path TEXT,\n"
 	"  image_size INTEGER NOT NULL DEFAULT 0,\n"
 	"  qemu_cmdline TEXT,\n"
 	"  log_entries INTEGER NOT NULL DEFAULT 0,\n"
@@ -167,8 +168,8 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_FSRUN_INSERT] =
 		"INSERT INTO fsruns (run_id, fs, mkfs_opts, mount_opts, base_image, image_size, qemu_cmdline,"
 		" log_entries, log_committed, log_flushes, log_writes, log_discards, log_bytes, log_truncated,"
-		" setup_end, outcome, error, record_ms, check_ms)"
-		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19)",
+		" setup_end, outcome, error, record_ms, check_ms, log_path)"
+		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
 	[ST_FSRUN_UPDATE] =
 		"UPDATE fsruns SET fs = COALESCE(?2, fs), mkfs_opts = COALESCE(?3, mkfs_opts),"
 		" mount_opts = COALESCE(?4, mount_opts), base_image = COALESCE(?5, base_image),"
@@ -176,7 +177,7 @@ static const char *const stmt_sql[ST_COUNT] = {
 		" log_entries = ?8, log_committed = ?9, log_flushes = ?10, log_writes = ?11,"
 		" log_discards = ?12, log_bytes = ?13, log_truncated = ?14, setup_end = ?15,"
 		" outcome = COALESCE(?16, outcome), error = COALESCE(?17, error),"
-		" record_ms = ?18, check_ms = ?19 WHERE id = ?1",
+		" record_ms = ?18, check_ms = ?19, log_path = COALESCE(?20, log_path) WHERE id = ?1",
 	[ST_OP_INSERT] =
 		"INSERT INTO ops (fsrun_id, op_id, section, text, line, ret, err, ino, ino2, log_pos, ms)"
 		" VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
@@ -449,7 +450,7 @@ int crashdb_run_finish(struct crashdb *db, int64_t run_id, const char *status, i
 	return 0;
 }
 
-/* The 19 fsrun columns, in the order both fsrun statements number them. */
+/* The 20 fsrun columns, in the order both fsrun statements number them. */
 static void bind_fsrun(sqlite3_stmt *st, const struct crashdb_fsrun *f)
 {
 	bind_text(st, 2, f->fs);
@@ -470,6 +471,7 @@ static void bind_fsrun(sqlite3_stmt *st, const struct crashdb_fsrun *f)
 	bind_text(st, 17, f->error);
 	sqlite3_bind_double(st, 18, f->record_ms);
 	sqlite3_bind_double(st, 19, f->check_ms);
+	bind_text(st, 20, f->log_path);
 }
 
 int64_t crashdb_fsrun_insert(struct crashdb *db, struct crashdb_fsrun *f)

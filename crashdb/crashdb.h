@@ -40,6 +40,7 @@ struct crashdb_fsrun {
 	const char *mkfs_opts;
 	const char *mount_opts;
 	const char *base_image;      /* cache key / path of the base image */
+	const char *log_path;        /* the write log, kept so every state can be rebuilt */
 	int64_t image_size;
 	const char *qemu_cmdline;    /* the recording guest's full QEMU command line */
 	/* log summary (filled by crashdb_fsrun_update after the recording) */

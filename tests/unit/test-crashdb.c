@@ -107,6 +107,7 @@ static int64_t fill(struct crashdb *db)
 		.mkfs_opts = "-O ^metadata_csum",
 		.mount_opts = "",
 		.base_image = "ext4-512M-0a1b2c",
+		.log_path = "runs/1/ext4.log",
 		.image_size = 512 << 20,
 		.qemu_cmdline = "qemu-system-x86_64 -nodefaults -no-reboot",
 	};

@@ -1,0 +1,40 @@
+/*
+ * runner.h - the core loop for one file system: record the workload
+ * (record.h), enumerate crash states from the write log (states.h), check
+ * each state in a checker guest (check.h) and store it in crashdb, one
+ * transaction per state. `crashlab run` and `crashlab bench check` drive it.
+ */
+#ifndef CRASHLAB_RUNNER_H
+#define CRASHLAB_RUNNER_H
+
+#include "crashdb/crashdb.h"
+#include "states.h"
+#include "vm.h"
+#include "workload.h"
+
+struct lab_run_params {
+	const struct wl_workload *w;
+	const struct lab_vm_config *guest;  /* kernel, initrd, accel */
+	long long size;                     /* test disk size */
+	enum lab_crash_mode mode;
+	uint64_t seed;
+	size_t max_states;                  /* 0 = the default cap */
+	int torn;
+	const char *workdir;                /* overlays (removed) and write logs (kept) */
+};
+
+/* What the run table shows for one file system. */
+struct lab_fs_summary {
+	const char *fs;
+	size_t states, mount_fail, fsck_fail, distinct;
+	const char *outcome;
+	char error[1024];
+	double ms;
+};
+
+/* Record, enumerate, check and store one file system. Returns 0, or the
+ * exit code of a guest failure (the fs run is stored with its outcome). */
+int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *mkfs_opts,
+	       const char *mount_opts, const struct lab_run_params *p, struct lab_fs_summary *sum);
+
+#endif
