@@ -70,24 +70,9 @@ static void split_fs(const char *list, struct strvec *out)
 static char *make_overlay(const char *dir, const char *fs, const char *base)
 {
 	char *ov = xasprintf("%s/%s.qcow2", dir, fs);
-	struct strvec av = STRVEC_INIT;
-	struct sbuf out = SBUF_INIT;
-	strvec_push(&av, "qemu-img");
-	strvec_push(&av, "create");
-	strvec_push(&av, "-q");
-	strvec_push(&av, "-f");
-	strvec_push(&av, "qcow2");
-	strvec_push(&av, "-F");
-	strvec_push(&av, "raw");
-	strvec_push(&av, "-b");
-	strvec_push(&av, base);
-	strvec_push(&av, ov);
-	int rc = run_cmd(&av, &out, -1);
-	if (rc)
-		die_code(rc == 127 ? EXIT_NOINPUT : EXIT_GUEST, "cannot create overlay '%s': %s", ov,
-			 out.buf && *out.buf ? out.buf : "qemu-img failed (install qemu-utils)");
-	strvec_free(&av);
-	sbuf_free(&out);
+	struct sbuf err = SBUF_INIT;
+	if (lab_overlay_create(base, ov, &err) < 0)
+		die_code(EXIT_GUEST, "%s", err.buf);
 	return ov;
 }
 

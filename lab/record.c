@@ -58,29 +58,6 @@ void lab_barrier_syscalls(long *nr_fbarrier, long *nr_fdatabarrier)
 	free(tree);
 }
 
-static int make_overlay(const char *base, const char *overlay, char *err, size_t errlen)
-{
-	struct strvec av = STRVEC_INIT;
-	struct sbuf out = SBUF_INIT;
-	strvec_push(&av, "qemu-img");
-	strvec_push(&av, "create");
-	strvec_push(&av, "-q");
-	strvec_push(&av, "-f");
-	strvec_push(&av, "qcow2");
-	strvec_push(&av, "-F");
-	strvec_push(&av, "raw");
-	strvec_push(&av, "-b");
-	strvec_push(&av, base);
-	strvec_push(&av, overlay);
-	int rc = run_cmd(&av, &out, -1);
-	if (rc)
-		snprintf(err, errlen, "cannot create overlay '%s': %.*s", overlay,
-			 (int)strcspn(out.buf ? out.buf : "", "\n"), out.buf ? out.buf : "");
-	strvec_free(&av);
-	sbuf_free(&out);
-	return rc ? -1 : 0;
-}
-
 static int read_committed(const char *log_path, int64_t *count)
 {
 	int fd = open(log_path, O_RDONLY | O_CLOEXEC);
@@ -137,7 +114,10 @@ int lab_record(const struct lab_record_opts *o, struct lab_recording *rec)
 	rec->overlay = xasprintf("%s/%s.qcow2", o->workdir, o->fs);
 	rec->log_path = xasprintf("%s/%s.log", o->workdir, o->fs);
 	rec->res = xcalloc(w->n ? w->n : 1, sizeof(*rec->res));
-	if (make_overlay(rec->base, rec->overlay, rec->error, sizeof(rec->error)) < 0) {
+	struct sbuf oerr = SBUF_INIT;
+	if (lab_overlay_create(rec->base, rec->overlay, &oerr) < 0) {
+		snprintf(rec->error, sizeof(rec->error), "%s", oerr.buf);
+		sbuf_free(&oerr);
 		rec->outcome = LAB_QEMU_FAILED;
 		return -1;
 	}

@@ -340,6 +340,22 @@ int read_file(const char *path, struct sbuf *out)
 	return 0;
 }
 
+int write_all(int fd, const void *data, size_t n)
+{
+	const char *p = data;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
 int write_file_atomic(const char *path, const void *data, size_t n)
 {
 	char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
@@ -348,17 +364,8 @@ int write_file_atomic(const char *path, const void *data, size_t n)
 		free(tmp);
 		return -1;
 	}
-	const char *p = data;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
+	if (write_all(fd, data, n) < 0)
+		goto fail;
 	if (fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;
 		goto fail;

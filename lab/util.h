@@ -87,6 +87,7 @@ char *strvec_join_quoted(const struct strvec *sv);
 void strvec_split(struct strvec *sv, const char *s);
 
 /* Files. */
+int write_all(int fd, const void *data, size_t n);          /* -1 + errno */
 int read_file(const char *path, struct sbuf *out);          /* -1 + errno on failure */
 /* Write atomically: temp file in the same dir, fsync, rename. Returns -1 + errno. */
 int write_file_atomic(const char *path, const void *data, size_t n);

@@ -321,21 +321,6 @@ out:
 	return o;
 }
 
-static void put_all(int fd, const void *data, size_t n)
-{
-	const char *p = data;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-}
-
 struct sink {
 	int out_fd, err_fd;
 	struct sbuf *collect;
@@ -389,7 +374,7 @@ static enum lab_outcome request(struct lab_vm *vm, uint8_t type, uint16_t flags,
 				if (sink && sink->collect)
 					sbuf_add(sink->collect, m.data, m.len);
 				else if (sink)
-					put_all(m.flags == 2 ? sink->err_fd : sink->out_fd, m.data, m.len);
+					write_all(m.flags == 2 ? sink->err_fd : sink->out_fd, m.data, m.len);
 				continue;
 			}
 			if (m.type == LAB_MSG_EXIT || m.type == LAB_MSG_RESULT || m.type == LAB_MSG_STATE ||
@@ -582,6 +567,30 @@ int lab_vm_interactive(const struct lab_vm_config *cfg)
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return EXIT_OK;
 	return EXIT_GUEST;
+}
+
+int lab_overlay_create(const char *base, const char *overlay, struct sbuf *err)
+{
+	struct strvec av = STRVEC_INIT;
+	struct sbuf out = SBUF_INIT;
+	strvec_push(&av, "qemu-img");
+	strvec_push(&av, "create");
+	strvec_push(&av, "-q");
+	strvec_push(&av, "-f");
+	strvec_push(&av, "qcow2");
+	strvec_push(&av, "-F");
+	strvec_push(&av, "raw");
+	strvec_push(&av, "-b");
+	strvec_push(&av, base);
+	strvec_push(&av, overlay);
+	int rc = run_cmd(&av, &out, -1);
+	if (rc)
+		sbuf_addf(err, "cannot create overlay '%s': %.*s", overlay,
+			  (int)strcspn(out.buf && *out.buf ? out.buf : "qemu-img failed (install qemu-utils)", "\n"),
+			  out.buf && *out.buf ? out.buf : "qemu-img failed (install qemu-utils)");
+	strvec_free(&av);
+	sbuf_free(&out);
+	return rc ? -1 : 0;
 }
 
 /* ---- accelerator choice ------------------------------------------------ */

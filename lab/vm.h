@@ -100,6 +100,10 @@ int lab_vm_interactive(const struct lab_vm_config *cfg);
  * save the console log in the cache, and return the exit code. */
 int lab_vm_report(struct lab_vm *vm, enum lab_outcome o);
 
+/* A throw-away qcow2 overlay over a raw base image (qemu-img), so a guest
+ * can write while the cached base stays pristine. 0, or -1 with err set. */
+int lab_overlay_create(const char *base, const char *overlay, struct sbuf *err);
+
 /* Is -sandbox supported by this QEMU? (cached) */
 bool lab_qemu_has_sandbox(void);
 /* The QEMU binary name. */
