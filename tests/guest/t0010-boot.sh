@@ -21,6 +21,10 @@ truncate -s 1M "$T/disk.img"
 expect_exit 0 "a --disk is /dev/vda in the guest" -- "$CRASHLAB" boot --disk "$T/disk.img" -- sh -c 'printf crashlab-disk | dd of=/dev/vda conv=notrunc 2>/dev/null && sync'
 if [ "$(head -c 13 "$T/disk.img")" = crashlab-disk ]; then ok "guest write reached the disk file"; else not_ok "guest write reached the disk file"; fi
 
+# A user's own bzImage, given with --kernel (here: the built one, by path).
+kpath=$("$CRASHLAB" kernel path 2>/dev/null)
+expect_exit 0 "--kernel PATH boots the given bzImage" -- "$CRASHLAB" boot --kernel "$kpath" -- true
+
 # Bad input: one line, distinct exit codes.
 expect_exit 2 "no command is a usage error" -- "$CRASHLAB" boot
 expect_exit 2 "unknown option" -- "$CRASHLAB" boot --frobnicate -- true
