@@ -21,7 +21,7 @@ static const struct command commands[] = {
 	{ "shell", cmd_shell, "interactive shell in the guest on the serial console" },
 	{ "kernel", cmd_kernel, "build the patched guest kernel (cached), print its path" },
 	{ "image", cmd_image, "build the guest initramfs, make base disk images" },
-	{ "bench", cmd_bench, "measure the lab (boot time)" },
+	{ "bench", cmd_bench, "measure the lab: boot time, time per crash state" },
 	{ "show", cmd_show, "print a run, or one crash state's observed tree" },
 	{ "doctor", cmd_doctor, "check every prerequisite and say how to fix what is missing" },
 };
