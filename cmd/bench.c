@@ -49,13 +49,9 @@ static int bench_check(const char *fs_list, const char *crash, const char *file,
 	if (lab_crash_mode_parse(crash, &mode) < 0)
 		usage_error("crashlab bench", "unknown crash mode '%s'", crash);
 	struct sbuf text = SBUF_INIT;
-	if (read_file(file, &text) < 0)
-		die_code(errno == ENOENT ? EXIT_NOINPUT : EXIT_DATAERR, "cannot read workload '%s': %s", file,
-			 errno_advice(errno));
 	struct wl_workload w;
 	char err[512];
-	if (wl_parse(file, text.buf, &w, err, sizeof(err)) < 0)
-		die_code(EXIT_DATAERR, "%s", err);
+	lab_workload_load(file, &text, &w);
 	char dir[] = "/tmp/crashlab-bench.XXXXXX";
 	if (!mkdtemp(dir))
 		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));

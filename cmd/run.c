@@ -75,25 +75,6 @@ static void check_opts_list(const struct strvec *list, const char *what, const s
 	}
 }
 
-static void split_fs(const char *list, struct strvec *out)
-{
-	char *copy = xstrdup(list);
-	char *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(t, "all")) {
-			for (int i = 0; img_fs_names[i]; i++)
-				strvec_push(out, img_fs_names[i]);
-		} else if (!img_fs_valid(t)) {
-			usage_error("crashlab run", "unknown file system '%s' (choose from %s)", t, img_fs_list());
-		} else {
-			strvec_push(out, t);
-		}
-	}
-	free(copy);
-	if (!out->n)
-		usage_error("crashlab run", "no file system given to --fs");
-}
-
 static char *utc_now(void)
 {
 	char buf[32];
@@ -114,7 +95,7 @@ int cmd_run(int argc, char **argv)
 		{ OPT_STRING, 0, "fs", &fs_list, "LIST", "file systems, comma-separated (default: all four)" },
 		{ OPT_STRING, 0, "crash", &crash, "MODE", "flush (default), write or reorder" },
 		{ OPT_INT, 0, "seed", &seed, "N", "seed of --crash reorder's random subsets (default 1)" },
-		{ OPT_INT, 0, "max-states", &max_states, "N", "cap on crash states per file system (reorder)" },
+		{ OPT_INT, 0, "max-states", &max_states, "N", "cap on crash states per file system (default 1024)" },
 		{ OPT_BOOL, 0, "torn", &torn, NULL, "reorder: also tear writes at 512-byte sectors" },
 		{ OPT_LIST, 0, "mkfs-opts", &mkfs_opts, "FS:OPTS", "extra mkfs options for one fs; repeatable" },
 		{ OPT_LIST, 0, "mount-opts", &mount_opts, "FS:OPTS", "mount options for one fs; repeatable" },
@@ -145,20 +126,15 @@ int cmd_run(int argc, char **argv)
 	if (size <= 0)
 		usage_error("crashlab run", "bad size '%s' (use e.g. 512M)", size_s);
 	struct strvec fss = STRVEC_INIT;
-	split_fs(fs_list, &fss);
+	img_fs_split("crashlab run", fs_list, &fss);
 	check_opts_list(&mkfs_opts, "--mkfs-opts", &fss);
 	check_opts_list(&mount_opts, "--mount-opts", &fss);
 
 	/* The workload: a parse error stops everything before anything runs. */
 	const char *file = argv[0];
 	struct sbuf text = SBUF_INIT;
-	if (read_file(file, &text) < 0)
-		die_code(errno == ENOENT ? EXIT_NOINPUT : EXIT_DATAERR, "cannot read workload '%s': %s", file,
-			 errno_advice(errno));
 	struct wl_workload w;
-	char perr[512];
-	if (wl_parse(file, text.buf, &w, perr, sizeof(perr)) < 0)
-		die_code(EXIT_DATAERR, "%s", perr);
+	lab_workload_load(file, &text, &w);
 
 	struct crashdb *db;
 	char derr[512];

@@ -48,25 +48,6 @@ struct result {
 	int fsck_status;
 };
 
-static void split_fs(const char *list, struct strvec *out)
-{
-	char *copy = xstrdup(list);
-	char *save = NULL;
-	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		if (!strcmp(t, "all")) {
-			for (int i = 0; img_fs_names[i]; i++)
-				strvec_push(out, img_fs_names[i]);
-			continue;
-		}
-		if (!img_fs_valid(t))
-			die_code(EXIT_USAGE, "unknown file system '%s' (choose from %s)", t, img_fs_list());
-		strvec_push(out, t);
-	}
-	free(copy);
-	if (!out->n)
-		die_code(EXIT_USAGE, "no file system given to --fs");
-}
-
 static char *make_overlay(const char *dir, const char *fs, const char *base)
 {
 	char *ov = xasprintf("%s/%s.qcow2", dir, fs);
@@ -109,7 +90,7 @@ int cmd_try(int argc, char **argv)
 		usage_error("crashlab try", "bad size '%s' (use e.g. 512M)", size_s);
 
 	struct strvec fss = STRVEC_INIT;
-	split_fs(fs_list, &fss);
+	img_fs_split("crashlab try", fs_list, &fss);
 
 	struct lab_vm_config cfg = { .mem_mb = 1024 };
 	lab_guest_prepare(&cfg, accel);

@@ -31,6 +31,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "../lab/opt.h"
 #include "../lab/util.h"
 
 #define RECIPE "crashlab-base-1"
@@ -247,4 +248,23 @@ done:
 	free(label);
 	free(mkfs);
 	return path;
+}
+
+void img_fs_split(const char *cmd, const char *list, struct strvec *out)
+{
+	char *copy = xstrdup(list);
+	char *save = NULL;
+	for (char *t = strtok_r(copy, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+		if (!strcmp(t, "all")) {
+			for (int i = 0; img_fs_names[i]; i++)
+				strvec_push(out, img_fs_names[i]);
+		} else if (!img_fs_valid(t)) {
+			usage_error(cmd, "unknown file system '%s' (choose from %s)", t, img_fs_list());
+		} else {
+			strvec_push(out, t);
+		}
+	}
+	free(copy);
+	if (!out->n)
+		usage_error(cmd, "no file system given to --fs");
 }

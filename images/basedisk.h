@@ -22,6 +22,11 @@ int img_fs_valid(const char *fs);
 /* "ext4, xfs, btrfs, f2fs", for messages. */
 const char *img_fs_list(void);
 
+/* Split a --fs value ("ext4,xfs" or "all") into out; an unknown or empty
+ * list is a usage error of command cmd (exit 2). */
+struct strvec;
+void img_fs_split(const char *cmd, const char *list, struct strvec *out);
+
 /*
  * Return the path (malloc'd) of the cached base image for fs, size bytes
  * and the extra mkfs options (NULL or "" for none), making it first if

@@ -32,6 +32,16 @@ static void rec_progress_cb(void *ctx, size_t done, size_t total, const char *wh
 }
 
 /* Record and check one file system; fills sum. Returns an exit code for a guest failure, else 0. */
+void lab_workload_load(const char *file, struct sbuf *text, struct wl_workload *w)
+{
+	if (read_file(file, text) < 0)
+		die_code(errno == ENOENT ? EXIT_NOINPUT : EXIT_DATAERR, "cannot read workload '%s': %s", file,
+			 errno_advice(errno));
+	char err[512];
+	if (wl_parse(file, text->buf, w, err, sizeof(err)) < 0)
+		die_code(EXIT_DATAERR, "%s", err);
+}
+
 int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *mkfs_opts,
 	       const char *mount_opts, const struct lab_run_params *p, struct lab_fs_summary *sum)
 {

@@ -32,6 +32,10 @@ struct lab_fs_summary {
 	double ms;
 };
 
+/* Read and parse a workload file into text and w; a missing file dies
+ * with 66, a parse error with 65 and its file:line:col message. */
+void lab_workload_load(const char *file, struct sbuf *text, struct wl_workload *w);
+
 /* Record, enumerate, check and store one file system. Returns 0, or the
  * exit code of a guest failure (the fs run is stored with its outcome). */
 int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *mkfs_opts,
