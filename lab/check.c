@@ -136,6 +136,19 @@ enum lab_outcome lab_checker_state(struct lab_checker *c, const char *spec, stru
 				   char *error, size_t errlen)
 {
 	double t0 = now_s();
+	/* Test hook: CRASHLAB_TEST_CRASH_STATE=N makes the checker guest's
+	 * kernel crash (sysrq) instead of checking the N-th state it is sent,
+	 * so the tests can prove a state that takes the guest down is stored
+	 * as a finding and checking goes on in a fresh guest. */
+	const char *crash_at = getenv("CRASHLAB_TEST_CRASH_STATE");
+	if (crash_at && *crash_at && (uint32_t)atoi(crash_at) == c->seq + 1) {
+		c->seq++;
+		char *argv[] = { "sh", "-c", "echo c > /proc/sysrq-trigger; sleep 60", NULL };
+		int st;
+		memset(rep, 0, sizeof(*rep));
+		error[0] = '\0';
+		return lab_vm_exec(&c->vm, argv, 1, 2, 0, &st);
+	}
 	char *req = xasprintf("fs=%s\nspec=%s\nmount_opts=%s\nfsck=%s\n", c->fs, spec,
 			      c->mount_opts ? c->mount_opts : "", c->fsck);
 	uint8_t type = 0;

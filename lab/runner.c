@@ -146,6 +146,7 @@ int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *m
 	struct lab_checker ck;
 	enum lab_outcome o = lab_checker_start(&ck, guest, fs, rec.base, rec.log_path, mount_opts);
 	struct strvec hashes = STRVEC_INIT;
+	int guest_failures = 0; /* consecutive states that took the checker guest down */
 	for (size_t i = 0; i < nstates && o == LAB_OK; i++) {
 		struct lab_crash_state *cs = &states[i];
 		char step[96];
@@ -153,9 +154,41 @@ int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *m
 		progress_update(bar, i, step);
 		struct lab_state_report rep;
 		char cerr[512];
+		int last = 0;
+		for (size_t k = 0; k < w->n; k++)
+			if (w->ops[k].section == WL_RUN && rec.res[k].log_pos <= (int64_t)cs->point)
+				last = w->ops[k].id;
 		o = lab_checker_state(&ck, cs->text, &rep, cerr, sizeof(cerr));
+		if (o != LAB_OK && guest_failures < 2) {
+			/* The state itself took the guest down (a panic while mounting
+			 * it, a recovery that never ends): that is a finding about the
+			 * state, stored as a failed mount; a fresh guest goes on. */
+			char why[300], *log = xasprintf("%s/%s-state%d-console.log", workdir, fs, cs->idx);
+			lab_vm_describe(&ck.vm, o, why, sizeof(why));
+			lab_vm_kill(&ck.vm);
+			lab_vm_save_console(&ck.vm, log);
+			warning("%s: crash state %d: %s; console log '%s'", fs, cs->idx, why, log);
+			char *msg = xasprintf("checker guest: %s (console log '%s')", why, log);
+			struct crashdb_state st = {
+				.idx = cs->idx, .kind = cs->kind, .spec = cs->text, .point = (int64_t)cs->point,
+				.last_completed_op = last, .mount_ok = 0, .mount_msg = msg, .fsck_status = -1, .fsck_clean = 0,
+				.fsck_output = "", .tree_hash = "",
+			};
+			if (crashdb_state_insert(db, fr.id, &st, NULL, 0) < 0)
+				die("%s", crashdb_error(db));
+			sum->states++;
+			sum->mount_fail++;
+			sum->fsck_fail++;
+			free(msg);
+			free(log);
+			lab_checker_stop(&ck);
+			guest_failures++;
+			o = lab_checker_start(&ck, guest, fs, rec.base, rec.log_path, mount_opts);
+			continue;
+		}
 		if (o != LAB_OK)
 			break;
+		guest_failures = 0;
 		if (cerr[0]) {
 			progress_abort(bar);
 			bar = NULL;
@@ -164,10 +197,6 @@ int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *m
 			o = LAB_LOST;
 			break;
 		}
-		int last = 0;
-		for (size_t k = 0; k < w->n; k++)
-			if (w->ops[k].section == WL_RUN && rec.res[k].log_pos <= (int64_t)cs->point)
-				last = w->ops[k].id;
 		struct crashdb_state st = {
 			.idx = cs->idx, .kind = cs->kind, .spec = cs->text, .point = (int64_t)cs->point,
 			.last_completed_op = last, .mount_ok = rep.mount_ok,

@@ -487,6 +487,28 @@ void lab_vm_free(struct lab_vm *vm)
 	lab_proto_reader_free(&vm->rd);
 }
 
+void lab_vm_describe(struct lab_vm *vm, enum lab_outcome o, char *buf, size_t n)
+{
+	const char *p = vm->console_log.buf ? strstr(vm->console_log.buf, "Kernel panic - not syncing") : NULL;
+	switch (o) {
+	case LAB_PANIC:
+		snprintf(buf, n, "guest kernel panic: %.*s", p ? (int)strcspn(p, "\r\n") : 0, p ? p : "");
+		break;
+	case LAB_TIMEOUT:
+	case LAB_NO_OUTPUT:
+		snprintf(buf, n, "the guest did not answer in time");
+		break;
+	default:
+		snprintf(buf, n, "the guest was lost (%s)", lab_outcome_name(o));
+		break;
+	}
+}
+
+int lab_vm_save_console(struct lab_vm *vm, const char *path)
+{
+	return write_file_atomic(path, vm->console_log.buf ? vm->console_log.buf : "", vm->console_log.len);
+}
+
 int lab_vm_report(struct lab_vm *vm, enum lab_outcome o)
 {
 	if (o == LAB_OK)

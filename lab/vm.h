@@ -92,6 +92,11 @@ void lab_vm_kill(struct lab_vm *vm);
 /* Free everything (kills QEMU if still running). */
 void lab_vm_free(struct lab_vm *vm);
 
+/* One line saying what went wrong (the panic message, a timeout...). */
+void lab_vm_describe(struct lab_vm *vm, enum lab_outcome o, char *buf, size_t n);
+/* Save the bounded console log to path. 0 or -1 + errno. */
+int lab_vm_save_console(struct lab_vm *vm, const char *path);
+
 /* Run an interactive guest with the console on this terminal (shell mode);
  * returns an exit code. */
 int lab_vm_interactive(const struct lab_vm_config *cfg);

@@ -74,3 +74,14 @@ expect_exit 66 "a missing workload" -- "$CRASHLAB" run "$T/none.wl" --db "$db"
 expect_exit 2 "an unknown crash mode" -- "$CRASHLAB" run tutorials/seed/seed.wl --crash sideways --db "$db"
 expect_exit 2 "--mkfs-opts without FS:" -- "$CRASHLAB" run tutorials/seed/seed.wl --mkfs-opts "-O ^has_journal" --db "$db"
 expect_exit 66 "show of a run that does not exist" -- "$CRASHLAB" show 999 --db "$db"
+
+# A state that takes the checker guest down (here: a forced kernel crash
+# while the second state is checked) is stored as a finding; checking goes on.
+CRASHLAB_TEST_CRASH_STATE=2 expect_exit 0 "a checker guest panic on one state does not end the run" -- "$CRASHLAB" run tutorials/seed/seed.wl --fs ext4 --db "$db"
+expect_grep "$T/out" "^ext4 +3 +1 +1 " "three states checked, the panicked one counted as a mount failure"
+expect_grep "$T/err" "crash state 1: guest kernel panic" "a one-line warning names the state and the panic"
+run=$(q "SELECT max(id) FROM runs")
+msg=$(q "SELECT s.mount_msg FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = $run AND s.idx = 1")
+case "$msg" in *"Kernel panic"*"console log"*) ok "the state stores the panic and the console log's path" ;; *) not_ok "state 1 mount_msg: '$msg'" ;; esac
+after=$(q "SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = $run AND s.idx = 2 AND s.mount_ok = 1")
+if [ "$after" = 1 ]; then ok "the state after it was checked in a fresh guest"; else not_ok "state 2 not checked"; fi
