@@ -140,6 +140,28 @@ static const char *const migrations[] = {
 	"  content BLOB,\n"
 	"  PRIMARY KEY (state_id, path)\n"
 	");\n",
+	/* 1 -> 2: the judge: verdicts per state, model and rule; each state's explanation */
+	"CREATE TABLE verdicts (\n"
+	"  id INTEGER PRIMARY KEY,\n"
+	"  state_id INTEGER NOT NULL REFERENCES states(id) ON DELETE CASCADE,\n"
+	"  model TEXT NOT NULL,\n"
+	"  rule TEXT NOT NULL,\n"
+	"  verdict TEXT NOT NULL CHECK (verdict IN ('kept', 'LOST', 'bonus', 'gone', 'broken')),\n"
+	"  op_id INTEGER NOT NULL DEFAULT 0,\n"
+	"  trigger_op INTEGER NOT NULL DEFAULT 0,\n"
+	"  path TEXT NOT NULL DEFAULT '',\n"
+	"  expected TEXT NOT NULL DEFAULT '',\n"
+	"  observed TEXT NOT NULL DEFAULT '',\n"
+	"  reason TEXT NOT NULL,\n"
+	"  cite TEXT NOT NULL DEFAULT ''\n"
+	");\n"
+	"CREATE INDEX verdicts_state ON verdicts(state_id, model, verdict);\n"
+	"ALTER TABLE states ADD COLUMN judged INTEGER NOT NULL DEFAULT 0;\n"
+	"ALTER TABLE states ADD COLUMN explained INTEGER;\n"
+	"ALTER TABLE states ADD COLUMN difference TEXT;\n"
+	"ALTER TABLE states ADD COLUMN timeline TEXT;\n"
+	"ALTER TABLE fsruns ADD COLUMN models TEXT;\n"
+	"ALTER TABLE fsruns ADD COLUMN sim_notes TEXT;\n",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -152,6 +174,9 @@ enum stmt_id {
 	ST_OP_INSERT,
 	ST_STATE_INSERT,
 	ST_NODE_INSERT,
+	ST_VERDICT_INSERT,
+	ST_STATE_JUDGED,
+	ST_FSRUN_JUDGE,
 	ST_COUNT
 };
 
@@ -189,6 +214,14 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_NODE_INSERT] =
 		"INSERT INTO nodes (state_id, path, type, mode, uid, gid, size, nlink, ino, xattrs, target,"
 		" blocks, content) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)",
+	[ST_VERDICT_INSERT] =
+		"INSERT INTO verdicts (state_id, model, rule, verdict, op_id, trigger_op, path, expected, observed,"
+		" reason, cite) VALUES (?1, ?2, ?3, ?4, ?5, ?6, COALESCE(?7, ''), COALESCE(?8, ''), COALESCE(?9, ''),"
+		" ?10, COALESCE(?11, ''))",
+	[ST_STATE_JUDGED] =
+		"UPDATE states SET judged = ?2, explained = ?3, difference = ?4, timeline = ?5 WHERE id = ?1",
+	[ST_FSRUN_JUDGE] =
+		"UPDATE fsruns SET models = ?2, sim_notes = ?3 WHERE id = ?1",
 };
 
 struct crashdb {
@@ -601,4 +634,57 @@ int64_t crashdb_state_insert(struct crashdb *db, int64_t fsrun_id, struct crashd
 		return -1;
 	s->id = id;
 	return id;
+}
+
+int crashdb_judgement_insert(struct crashdb *db, int64_t state_id, const struct crashdb_judgement *jd,
+			     const struct crashdb_verdict *v, size_t n)
+{
+	db->err[0] = '\0';
+	sqlite3_stmt *st = stmt(db, ST_STATE_JUDGED);
+	sqlite3_stmt *vt = stmt(db, ST_VERDICT_INSERT);
+	int nested;
+	if (!st || !vt || tx_begin(db, &nested) < 0)
+		return -1;
+	char what[96];
+	snprintf(what, sizeof(what), "cannot store the verdicts of state %" PRId64, state_id);
+	sqlite3_bind_int64(st, 1, state_id);
+	sqlite3_bind_int(st, 2, jd->judged != 0);
+	if (jd->judged)
+		sqlite3_bind_int(st, 3, jd->explained != 0);
+	else
+		sqlite3_bind_null(st, 3);
+	bind_text(st, 4, jd->difference && *jd->difference ? jd->difference : NULL);
+	bind_text(st, 5, jd->timeline);
+	int ok = step_done(db, st, what) == 0;
+	if (ok && sqlite3_changes(db->db) == 0) {
+		set_err(db, "state %" PRId64 " does not exist in '%s'", state_id, db->path);
+		ok = 0;
+	}
+	for (size_t i = 0; i < n && ok; i++) {
+		sqlite3_bind_int64(vt, 1, state_id);
+		bind_text(vt, 2, v[i].model);
+		bind_text(vt, 3, v[i].rule);
+		bind_text(vt, 4, v[i].verdict);
+		sqlite3_bind_int(vt, 5, v[i].op_id);
+		sqlite3_bind_int(vt, 6, v[i].trigger_op);
+		bind_text(vt, 7, v[i].path);
+		bind_text(vt, 8, v[i].expected);
+		bind_text(vt, 9, v[i].observed);
+		bind_text(vt, 10, v[i].reason ? v[i].reason : "");
+		bind_text(vt, 11, v[i].cite);
+		ok = step_done(db, vt, what) == 0;
+	}
+	return tx_end(db, nested, ok);
+}
+
+int crashdb_fsrun_judge_info(struct crashdb *db, int64_t fsrun_id, const char *models, const char *sim_notes)
+{
+	db->err[0] = '\0';
+	sqlite3_stmt *st = stmt(db, ST_FSRUN_JUDGE);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, fsrun_id);
+	bind_text(st, 2, models);
+	bind_text(st, 3, sim_notes && *sim_notes ? sim_notes : NULL);
+	return step_done(db, st, "cannot store the fs run's models");
 }

@@ -82,6 +82,28 @@ struct crashdb_state {
 	double ms_replay, ms_mount, ms_capture, ms_fsck, ms_other;
 };
 
+/* How a state was judged (lab/models.h), stored with its verdicts. */
+struct crashdb_judgement {
+	int judged;                  /* 0: not judged (the checker guest went down) */
+	int explained;               /* 1: some set of op pieces reproduces the state */
+	const char *difference;      /* the first difference when not explained */
+	const char *timeline;        /* one mark per op (lab/explain.h EX_MARK_*) */
+};
+
+/* One verdict: state x model x rule (GUARANTEES.md "Verdicts"). */
+struct crashdb_verdict {
+	const char *model;           /* posix, ext4, ..., or universal (U1-U5) */
+	const char *rule;            /* rule id, e.g. fsync.file, somc.order, U4 */
+	const char *verdict;         /* kept | LOST | bonus | gone | broken */
+	int op_id;                   /* the op whose effect is judged, 0 when none */
+	int trigger_op;              /* the op that made the promise, 0 when none */
+	const char *path;            /* the object */
+	const char *expected;        /* the promised value */
+	const char *observed;        /* what the state shows */
+	const char *reason;          /* the one-sentence explanation */
+	const char *cite;            /* the rule's citation */
+};
+
 /* Open (creating or migrating to the current schema); WAL, foreign keys on.
  * 0, or -1 with a one-line message in err. */
 int crashdb_open(const char *path, struct crashdb **out, char *err, size_t errlen);
@@ -102,5 +124,11 @@ int crashdb_ops_insert(struct crashdb *db, int64_t fsrun_id, const struct crashd
 /* One state with its observed tree, in one transaction. */
 int64_t crashdb_state_insert(struct crashdb *db, int64_t fsrun_id, struct crashdb_state *s,
 			     const struct tree_node *nodes, size_t n);
+
+/* A state's judgement and its verdicts, in one transaction. */
+int crashdb_judgement_insert(struct crashdb *db, int64_t state_id, const struct crashdb_judgement *j,
+			     const struct crashdb_verdict *v, size_t n);
+/* The models a fs run was judged for (comma-separated), and simulator notes (NULL: none). */
+int crashdb_fsrun_judge_info(struct crashdb *db, int64_t fsrun_id, const char *models, const char *sim_notes);
 
 #endif

@@ -298,7 +298,7 @@ static void check_files(void)
 	CHECK(raw_sql(v0, "CREATE TABLE t(x); DROP TABLE t;") == 0, "make a version-0 database");
 	CHECK(crashdb_open(v0, &db, err, sizeof(err)) == 0, "a version-0 database opens: %s", err);
 	if (db) {
-		CHECK(crashdb_version(db) == 1, "and is migrated to version 1");
+		CHECK(crashdb_version(db) == 2, "and is migrated to version 2");
 		CHECK(query_i64(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
 				    " ('runs', 'fsruns', 'ops', 'states', 'nodes')") == 5,
 		      "with all five tables");
@@ -308,14 +308,14 @@ static void check_files(void)
 		crashdb_close(db);
 	}
 	/* Opening again is a no-op. */
-	CHECK(crashdb_open(v0, &db, err, sizeof(err)) == 0 && crashdb_version(db) == 1, "reopening a current database");
+	CHECK(crashdb_open(v0, &db, err, sizeof(err)) == 0 && crashdb_version(db) == 2, "reopening a current database");
 	crashdb_close(db);
 
 	/* A database from a newer crashlab is refused. */
 	CHECK(raw_sql(v0, "PRAGMA user_version = 5") == 0, "pretend a newer crashlab wrote it");
 	db = (struct crashdb *)1;
 	CHECK(crashdb_open(v0, &db, err, sizeof(err)) == -1 && db == NULL, "a newer schema is refused");
-	char *want = xasprintf("'%s' has schema version 5; this crashlab knows up to 1; upgrade crashlab", v0);
+	char *want = xasprintf("'%s' has schema version 5; this crashlab knows up to 2; upgrade crashlab", v0);
 	CHECK(!strcmp(err, want), "with the versions and what to do: %s", err);
 	free(want);
 
@@ -504,7 +504,7 @@ int main(void)
 	CHECK(crashdb_open(path, &db, err, sizeof(err)) == 0 && db, "create a database: %s", err);
 	if (!db)
 		return check_done();
-	CHECK(crashdb_version(db) == 1, "a new database is at schema version 1");
+	CHECK(crashdb_version(db) == 2, "a new database is at schema version 2");
 	fill(db);
 	check_readback(db);
 	check_atomic(db, 1);
