@@ -12,5 +12,6 @@ int cmd_try(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_show(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 
 #endif

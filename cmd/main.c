@@ -23,6 +23,7 @@ static const struct command commands[] = {
 	{ "image", cmd_image, "build the guest initramfs, make base disk images" },
 	{ "bench", cmd_bench, "measure the lab: boot time, time per crash state" },
 	{ "show", cmd_show, "print a run, or one crash state's observed tree" },
+	{ "report", cmd_report, "explain a run's findings: what each model promised and what was lost" },
 	{ "doctor", cmd_doctor, "check every prerequisite and say how to fix what is missing" },
 };
 

@@ -15,6 +15,7 @@
 #include "crashdb/crashdb.h"
 #include "images/basedisk.h"
 #include "lab/guest.h"
+#include "lab/judge.h"
 #include "lab/kbuild.h"
 #include "lab/opt.h"
 #include "lab/progress.h"
@@ -30,6 +31,20 @@ static const char run_usage[] =
 	"recovery runs), capture what survived and run the file system's fsck; store\n"
 	"everything in the database and print, per file system, the number of crash\n"
 	"states, mount failures, fsck complaints and distinct observed trees.\n"
+	"\n"
+	"Every crash state is then judged (GUARANTEES.md): explained as the set of\n"
+	"ops whose effects it shows, and checked against each guarantee model. A\n"
+	"second table counts, per file system and selected model, the promises LOST,\n"
+	"the universal rules broken (U1-U5) and the bonus (kept beyond the promise).\n"
+	"'crashlab report RUN' explains each finding.\n"
+	"\n"
+	"models (--model LIST, comma-separated, or 'all'; default: posix and the file\n"
+	"system's own model, plus barrier/fiemap_sync when the workload uses them):\n"
+	"  sequential, posix, ext4, xfs, btrfs, f2fs-posix, f2fs-strict, somc,\n"
+	"  barrier, fiemap_sync\n"
+	"\n"
+	"exit status: 1 when a selected model has a LOST or a universal rule is\n"
+	"broken, 0 when every state is as promised.\n"
 	"\n"
 	"crash modes:\n"
 	"  flush    one state per flush after setup, plus the final state (default)\n"
@@ -90,6 +105,7 @@ int cmd_run(int argc, char **argv)
 	const char *fs_list = "all", *crash = "flush", *db_path = CRASHDB_DEFAULT, *accel = "auto";
 	const char *size_s = "512M";
 	struct strvec mkfs_opts = STRVEC_INIT, mount_opts = STRVEC_INIT;
+	const char *model_list = NULL;
 	int seed = 1, max_states = 0, torn = 0;
 	const struct opt opts[] = {
 		{ OPT_STRING, 0, "fs", &fs_list, "LIST", "file systems, comma-separated (default: all four)" },
@@ -100,6 +116,7 @@ int cmd_run(int argc, char **argv)
 		{ OPT_LIST, 0, "mkfs-opts", &mkfs_opts, "FS:OPTS", "extra mkfs options for one fs; repeatable" },
 		{ OPT_LIST, 0, "mount-opts", &mount_opts, "FS:OPTS", "mount options for one fs; repeatable" },
 		{ OPT_STRING, 0, "size", &size_s, "SIZE", "test disk size (default 512M; xfs needs 300M)" },
+		{ OPT_STRING, 0, "model", &model_list, "LIST", "models to count and judge the exit status by, or 'all'" },
 		{ OPT_STRING, 0, "db", &db_path, "FILE", "database (default ./crashlab.db)" },
 		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "accelerator" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
@@ -135,6 +152,14 @@ int cmd_run(int argc, char **argv)
 	struct sbuf text = SBUF_INIT;
 	struct wl_workload w;
 	lab_workload_load(file, &text, &w);
+	{
+		unsigned set;
+		char merr[256];
+		if (lab_models_select(model_list, NULL, &w, &set, merr, sizeof(merr)) < 0)
+			usage_error("crashlab run", "%s", merr);
+		if (sim_check(&w, merr, sizeof(merr)) < 0)
+			die_code(EXIT_DATAERR, "%s: %s", file, merr);
+	}
 
 	struct crashdb *db;
 	char derr[512];
@@ -174,7 +199,7 @@ int cmd_run(int argc, char **argv)
 	struct lab_fs_summary *sums = xcalloc(fss.n, sizeof(*sums));
 	struct lab_run_params params = {
 		.w = &w, .guest = &guest, .size = size, .mode = mode, .seed = (uint64_t)seed,
-		.max_states = (size_t)max_states, .torn = torn, .workdir = workdir,
+		.max_states = (size_t)max_states, .torn = torn, .workdir = workdir, .models = model_list,
 	};
 	int rc = 0;
 	for (size_t i = 0; i < fss.n; i++) {
@@ -184,7 +209,17 @@ int cmd_run(int argc, char **argv)
 		if (r && !rc)
 			rc = r;
 	}
-	crashdb_run_finish(db, run.id, rc ? "failed" : "ok", rc);
+	/* A promise broken under a selected model, or a universal rule broken: exit 1. */
+	int finding = 0;
+	for (size_t i = 0; i < fss.n; i++) {
+		finding |= sums[i].verdicts[LAB_M_UNIVERSAL][LAB_V_BROKEN] > 0;
+		for (int m = 0; m < LAB_M_COUNT; m++)
+			if (sums[i].models & (1u << m))
+				finding |= sums[i].verdicts[m][LAB_V_LOST] > 0;
+	}
+	if (!rc && finding)
+		rc = EXIT_FINDING;
+	crashdb_run_finish(db, run.id, rc == EXIT_FINDING ? "findings" : rc ? "failed" : "ok", rc);
 
 	printf("run %lld: %s on %zu file system%s, crash mode %s (%s)\n", (long long)run.id, file, fss.n,
 	       fss.n == 1 ? "" : "s", crash, guest.accel);
@@ -197,9 +232,28 @@ int cmd_run(int argc, char **argv)
 		printf("%-7s %7zu %7zu %7zu %9zu %8s  %s\n", s->fs, s->states, s->mount_fail, s->fsck_fail,
 		       s->distinct, t, s->error[0] ? s->error : "");
 	}
+	printf("\n%-7s %-12s %6s %7s %6s %6s %6s  %s\n", "fs", "model", "LOST", "broken", "bonus", "kept", "gone",
+	       "(broken: universal rules U1-U5, the same for every model)");
+	for (size_t i = 0; i < fss.n; i++) {
+		struct lab_fs_summary *s = &sums[i];
+		size_t broken = s->verdicts[LAB_M_UNIVERSAL][LAB_V_BROKEN];
+		for (int m = 0; m < LAB_M_COUNT; m++) {
+			if (!(s->models & (1u << m)))
+				continue;
+			printf("%-7s %-12s %6zu %7zu %6zu %6zu %6zu\n", s->fs, lab_model_name(m), s->verdicts[m][LAB_V_LOST],
+			       broken, s->verdicts[m][LAB_V_BONUS], s->verdicts[m][LAB_V_KEPT], s->verdicts[m][LAB_V_GONE]);
+		}
+		if (s->unexplained)
+			printf("%-7s %zu state%s no set of ops explains (U3)\n", s->fs, s->unexplained,
+			       s->unexplained == 1 ? "" : "s");
+	}
+	printf("findings: crashlab report %lld%s%s\n", (long long)run.id, strcmp(db_path, CRASHDB_DEFAULT) ? " --db " : "",
+	       strcmp(db_path, CRASHDB_DEFAULT) ? db_path : "");
 	printf("details: crashlab show %lld%s%s\n", (long long)run.id, strcmp(db_path, CRASHDB_DEFAULT) ? " --db " : "",
 	       strcmp(db_path, CRASHDB_DEFAULT) ? db_path : "");
 	crashdb_close(db);
+	for (size_t i = 0; i < fss.n; i++)
+		free(sums[i].sim_notes);
 	free(sums);
 	free(workdir);
 	free(started);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "judge.h"
 #include "progress.h"
 #include "record.h"
 #include "wlog.h"
@@ -92,6 +93,31 @@ int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *m
 	}
 	if (r == 0 && crashdb_ops_insert(db, fr.id, ops, w->n) < 0)
 		die("%s", crashdb_error(db));
+
+	/* The judge: simulate once with the guest's results; each state is judged right after it is checked. */
+	struct lab_judge_run jr;
+	int judging = r == 0;
+	if (judging) {
+		struct sim_guest *g = xcalloc(w->n ? w->n : 1, sizeof(*g));
+		for (size_t i = 0; i < w->n; i++)
+			g[i] = (struct sim_guest){ .ret = rec.res[i].ret, .err = rec.res[i].err, .ino = rec.res[i].ino,
+						   .ino2 = rec.res[i].ino2, .log_pos = rec.res[i].log_pos };
+		lab_judge_run_init(&jr, w, g);
+		free(g);
+		char perr[256];
+		if (lab_models_select(p->models, fs, w, &sum->models, perr, sizeof(perr)) < 0)
+			sum->models = 0;
+		char *names = lab_models_join(sum->models);
+		if (!jr.ok)
+			warning("%s: the judge cannot simulate the workload: %s", fs, jr.err);
+		if (jr.notes) {
+			warning("%s: the simulator and the guest disagree: %s", fs, jr.notes);
+			sum->sim_notes = xstrdup(jr.notes);
+		}
+		if (crashdb_fsrun_judge_info(db, fr.id, names, jr.notes) < 0)
+			die("%s", crashdb_error(db));
+		free(names);
+	}
 
 	int rc = 0;
 	if (r < 0) {
@@ -176,6 +202,11 @@ int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *m
 			};
 			if (crashdb_state_insert(db, fr.id, &st, NULL, 0) < 0)
 				die("%s", crashdb_error(db));
+			/* Not judged: the mount's outcome is unknown (the guest went down), not a failed mount. */
+			struct lab_judgement nj = { .judged = 0 };
+			snprintf(nj.diff, sizeof(nj.diff), "not judged: the checker guest went down while checking it");
+			if (judging && lab_judge_store(db, st.id, &nj) < 0)
+				die("%s", crashdb_error(db));
 			sum->states++;
 			sum->mount_fail++;
 			sum->fsck_fail++;
@@ -208,6 +239,25 @@ int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *m
 		};
 		if (crashdb_state_insert(db, fr.id, &st, rep.nodes, rep.n_nodes) < 0)
 			die("%s", crashdb_error(db));
+		if (judging) {
+			struct lab_judge_state js = {
+				.mount_ok = rep.mount_ok, .fsck_status = rep.fsck_status, .fsck_clean = rep.fsck_clean,
+				.fsck_output = rep.fsck_output, .point = (int64_t)cs->point, .nodes = rep.nodes,
+				.n = rep.n_nodes,
+			};
+			struct lab_judgement jd;
+			lab_judge_state(&jr, &js, &jd);
+			if (lab_judge_store(db, st.id, &jd) < 0)
+				die("%s", crashdb_error(db));
+			if (jd.judged) {
+				sum->judged++;
+				sum->unexplained += rep.mount_ok && !jd.explained;
+				for (int m = 0; m <= LAB_M_COUNT; m++)
+					for (int k = 0; k < LAB_V_COUNT; k++)
+						sum->verdicts[m][k] += jd.count[m][k];
+			}
+			lab_judgement_free(&jd);
+		}
 		sum->states++;
 		sum->mount_fail += !rep.mount_ok;
 		sum->fsck_fail += !rep.fsck_clean;
@@ -244,6 +294,8 @@ int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *m
 	wlog_close(&log);
 	close(lfd);
 out:
+	if (judging)
+		lab_judge_run_free(&jr);
 	free(ops);
 	free(texts);
 	/* The overlay is throw-away; the log stays with the run so any state can be rebuilt. */

@@ -8,6 +8,7 @@
 #define CRASHLAB_RUNNER_H
 
 #include "crashdb/crashdb.h"
+#include "models.h"
 #include "states.h"
 #include "vm.h"
 #include "workload.h"
@@ -21,6 +22,7 @@ struct lab_run_params {
 	size_t max_states;                  /* 0 = the default cap */
 	int torn;
 	const char *workdir;                /* overlays (removed) and write logs (kept) */
+	const char *models;                 /* --model list (NULL: the default per fs, models.h) */
 };
 
 /* What the run table shows for one file system. */
@@ -30,6 +32,10 @@ struct lab_fs_summary {
 	const char *outcome;
 	char error[1024];
 	double ms;
+	unsigned models;                    /* the models selected for this fs (bit set) */
+	size_t verdicts[LAB_M_COUNT + 1][LAB_V_COUNT]; /* verdict counts per model (and universal) */
+	size_t judged, unexplained;         /* states judged; states no set of ops explains */
+	char *sim_notes;                    /* simulator/guest disagreements, or NULL (malloc'd) */
 };
 
 /* Read and parse a workload file into text and w; a missing file dies
