@@ -854,6 +854,25 @@ static int digits(uint64_t v)
 	return n;
 }
 
+/* The judge's findings on a state (schema v2), when it was judged: LOST, broken and bonus. */
+static void text_verdicts(const struct run_view *rv, const struct fs_view *fv, const struct crashdb_state *s)
+{
+	sqlite3_stmt *st = prepare("SELECT verdict, model, reason FROM verdicts WHERE state_id = ?"
+				   " AND verdict IN ('LOST', 'broken', 'bonus') ORDER BY verdict = 'bonus', id");
+	sqlite3_bind_int64(st, 1, s->id);
+	int first = 1;
+	while (sqlite3_step(st) == SQLITE_ROW) {
+		if (first)
+			printf("\nverdicts (all models; 'crashlab report %" PRId64 "' explains the run's findings)\n",
+			       rv->r.id);
+		first = 0;
+		printf("  %-6s [%s] %s\n", (const char *)sqlite3_column_text(st, 0),
+		       (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2));
+	}
+	sqlite3_finalize(st);
+	(void)fv;
+}
+
 static void text_state(const struct run_view *rv, const struct fs_view *fv, const struct state_view *sv,
 		       const struct tree_node *nodes, size_t n)
 {
@@ -903,6 +922,7 @@ static void text_state(const struct run_view *rv, const struct fs_view *fv, cons
 		text_node(&nodes[i], wl, wo, ws);
 	if (!n)
 		printf("  (empty%s)\n", s->mount_ok ? "" : ": the state did not mount");
+	text_verdicts(rv, fv, s);
 }
 
 /* ------------------------------------------------------------------ */
