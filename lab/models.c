@@ -321,6 +321,16 @@ static struct sim_field obj_of(const struct sim_change *c)
 	return (struct sim_field){ SF_MODE, c->f.ino, 0 };
 }
 
+/* Was the field of change c absent at some point before c? */
+static int absent_before(const struct sim *s, size_t c)
+{
+	const struct sim_hist *h = sim_history(s, &s->ch[c].f);
+	for (size_t i = 0; h && i < h->n && h->idx[i] <= c; i++)
+		if (s->ch[h->idx[i]].old == SIM_ABSENT)
+			return 1;
+	return 0;
+}
+
 static void add(struct judge *j, int model, const struct rule *r, int trigger, size_t c, int promised)
 {
 	const struct sim_change *ch = &j->s->ch[c];
@@ -329,6 +339,8 @@ static void add(struct judge *j, int model, const struct rule *r, int trigger, s
 		j->covered[c] = 1;
 	if (st == EX_UNOBSERVED || (!promised && st == EX_SUPERSEDED))
 		return;
+	if (!promised && ch->f.kind == SF_ENTRY && ch->val == SIM_ABSENT && absent_before(j->s, c))
+		return; /* "absent" is also what the name was before: nothing to credit */
 	char aspect = aspect_of(ch);
 	struct sim_field obj = obj_of(ch);
 	struct group *g = NULL;
@@ -631,7 +643,7 @@ static void judge_model(struct judge *j, int model)
 			}
 			if (r->covers & C_DEPS) {
 				unsigned char *deps = xcalloc(s->w->n + 2, 1);
-				int seed[2] = { ino, type == 'f' ? so->obj_dir : -1 };
+				int seed[2] = { ino, -1 };
 				dependencies(j, p, seed, 2, deps);
 				for (int q = 1; q < p; q++)
 					if (deps[q])
