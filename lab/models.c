@@ -524,11 +524,8 @@ static void barrier_rule(struct judge *j, int model, const struct rule *r, int b
 		int is_data = ch->f.kind == SF_BLOCK || ch->f.kind == SF_SIZE;
 		if (!is_data && !meta)
 			continue;
-		add(j, model, required ? r : NULL, b, c, required);
-		if (!required) {
-			/* not promised: keep it attributed to this rule for the sentence */
-			j->g[j->ng - 1].rule = r;
-		}
+		/* not required: still this rule's verdict (bonus or gone), so the sentence can say why */
+		add(j, model, r, b, c, required);
 	}
 }
 

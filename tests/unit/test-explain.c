@@ -89,6 +89,21 @@ int main(void)
 	explain_free(&e);
 	kit_free(&k);
 
+	/* a growing write seen with part of its size (ext4 writes i_disksize back as it goes) */
+	kit_init(&k, "[run]\nwrite f 12K\n");
+	kit_sim(&k);
+	kit_node(&k, "f", 'f', 0644, 8192, 1, 30, "p1,p1");
+	explain(&k, 1, &e);
+	CHECK(e.explained && e.marks[0] == EX_MARK_PARTIAL, "a write whose size reached the disk in part is explained (%s)",
+	      e.diff);
+	explain_free(&e);
+	kit_clear(&k);
+	kit_node(&k, "f", 'f', 0644, 5000, 1, 30, "p1,p1");
+	explain(&k, 1, &e);
+	CHECK(!e.explained && strstr(e.diff, "'f' has size 5000"), "but not any size: %s", e.diff);
+	explain_free(&e);
+	kit_free(&k);
+
 	/* cost: linear in the number of ops */
 	struct sbuf wl = SBUF_INIT;
 	sbuf_adds(&wl, "[run]\n");
