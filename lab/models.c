@@ -442,7 +442,6 @@ static void op_objects(const struct sim *s, int op, int *objs, size_t *n, size_t
 static void dependencies(const struct judge *j, int from, const int *seed, size_t nseed, unsigned char *deps)
 {
 	const struct sim *s = j->s;
-	size_t cap = s->nin + 8, n = 0;
 	unsigned char *in = xcalloc(s->nin + 1, 1);
 	int objs[256];
 	size_t no;
@@ -454,8 +453,6 @@ static void dependencies(const struct judge *j, int from, const int *seed, size_
 		for (size_t i = 0; i < no; i++)
 			in[objs[i]] = 1;
 	}
-	(void)cap;
-	(void)n;
 	for (int q = from - 1; q >= 1; q--) {
 		if (!sim_is_run(s, q) || !s->ops[q - 1].applied || !s->ops[q - 1].n)
 			continue;

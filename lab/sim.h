@@ -107,21 +107,30 @@ struct sim {
 	struct sim_op *ops;      /* one per workload op */
 	struct sim_change *ch;   /* the run ops' changes, in op order */
 	size_t nch;
-	/* interned strings (names, xattr values) and 4 KiB blocks */
-	struct sim_strs { char **s; size_t *len; size_t n, cap; int64_t *hash; size_t hcap; } strs;
-	struct sim_blocks { unsigned char **b; size_t n, cap; int64_t *hash; size_t hcap; } blks;
+	struct sim_strs {        /* interned names and xattr values: id -> bytes */
+		char **s;        /* NUL-terminated copies */
+		size_t *len;     /* their lengths (values may hold NULs) */
+		size_t n, cap;
+		int64_t *hash;   /* open-addressing table of ids, hcap slots, -1 empty */
+		size_t hcap;
+	} strs;
+	struct sim_blocks {      /* interned 4 KiB blocks: id -> bytes; id 0 is zeros */
+		unsigned char **b;
+		size_t n, cap;
+		int64_t *hash;   /* open-addressing table of ids, hcap slots, -1 empty */
+		size_t hcap;
+	} blks;
 	char **opened;           /* paths with an open fd (for close's EBADF) */
 	size_t nopened;
-	/* field -> its changes (indices into ch, in order) */
-	struct sim_hist *hist;
-	size_t hcap, nhist;
+	struct sim_hist *hist;   /* field -> its changes: open-addressing table of hcap slots */
+	size_t hcap, nhist;      /* slots, and slots used */
 };
 
 /* The changes of one field, in op order. */
 struct sim_hist {
-	struct sim_field f;
-	int used;
-	size_t *idx;
+	struct sim_field f;      /* the field */
+	int used;                /* the hash slot is taken */
+	size_t *idx;             /* indices into sim.ch */
 	size_t n;
 };
 
