@@ -103,6 +103,14 @@ expect_exit 0 "report names the finding" -- "$CRASHLAB" report last --db "$db"
 expect_grep "$T/out" "LOST: .*op 2 \`write t 64K\` is missing in the data of 'f'.*expected .*found" "in one sentence: op, object, expected, found"
 expect_exit 0 "N1 with the default models: exit 0" -- "$CRASHLAB" run tests/workloads/n1-rename-empty.wl --fs ext4 --db "$db"
 
+# The FIEMAP_FLAG_SYNC trick before the rename works in the guest today: judged with the fdatabarrier rule.
+expect_exit 0 "fiemap_sync before the rename, ext4 and xfs" -- "$CRASHLAB" run tests/workloads/fiemap-rename.wl --fs ext4,xfs --db "$db"
+expect_grep "$T/out" "^ext4 +fiemap_sync +0 +0 " "fiemap_sync is selected by default when the workload uses it"
+for fs in ext4 xfs; do
+	n=$(count kept fiemap_sync "AND f.fs = '$fs' AND v.rule = 'fiemap_sync.order'")
+	if [ "$n" -ge 1 ]; then ok "$fs: f visible after fiemap_sync holds the data (kept $n)"; else not_ok "$fs: no kept fiemap_sync verdict"; fi
+done
+
 # Bad input.
 expect_exit 66 "report on a run that does not exist" -- "$CRASHLAB" report 999 --db "$db"
 expect_grep "$T/err" "run 999 does not exist" "says so"
