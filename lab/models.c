@@ -195,7 +195,7 @@ enum {
 	C_DIR_NAMES = 1 << 5,   /* a directory's names present in S_p */
 	C_DIR_REMOVALS = 1 << 6,/* a directory's names absent in S_p (renamed or unlinked away) */
 	C_ORDER = 1 << 7,       /* SOMC ordering: a visible op's dependencies */
-	C_PREFIX = 1 << 8,      /* sequential: every op up to the last visible or completed one */
+	C_PREFIX = 1 << 8,      /* sequential: every op up to the last visible one or completed fsync/sync */
 	C_BAR_DATA = 1 << 9,    /* barrier: earlier data, if a witness is visible or durable */
 	C_BAR_META = 1 << 10,   /* barrier: earlier metadata too */
 };
@@ -234,7 +234,7 @@ static const struct rule rule_table[] = {
 	{ "somc.order", SOMC_LIKE, T_EVERY_STATE, C_ORDER, "every earlier op a visible op depends on",
 	  "GUARANTEES.md SOMC: if op1 precedes op2 and they share a dependency, op2 is not visible without op1" },
 	{ "sequential.prefix", M(SEQUENTIAL), T_EVERY_STATE, C_PREFIX,
-	  "every op up to the last visible or completed one, whole",
+	  "every op up to the last visible one or the last completed fsync/sync, whole",
 	  "GUARANTEES.md sequential: every crash state equals some S_k for k >= the last completed op" },
 	{ "barrier.fdatabarrier", M(BARRIER), T_FDATABARRIER, C_BAR_DATA,
 	  "the file's earlier data, once a later witness (rename, link, metadata change) is visible or durable",
@@ -296,6 +296,7 @@ struct judge {
 	struct explain ex;
 	int64_t point;
 	int last_completed;
+	int last_persisted;     /* last completed persistence op (fsync, sync...) that succeeded */
 	struct group *g;
 	size_t ng, gcap;
 	unsigned char *covered;    /* per change, for the current model */
@@ -536,8 +537,12 @@ static void judge_model(struct judge *j, int model)
 			continue;
 		if (r->trigger == T_EVERY_STATE) {
 			if (r->covers & C_PREFIX) {
-				/* K: the last op shown or completed */
-				int K = j->last_completed;
+				/* K: the last op shown, or the last completed op that
+				 * asked for durability: a prefix of the program must
+				 * reach at least that far. (Taking K from every completed
+				 * op would call unsynced data that a crash dropped LOST,
+				 * which GUARANTEES.md's known answers rule out.) */
+				int K = j->last_persisted;
 				for (size_t c = 0; c < s->nch; c++)
 					if (shown(j, c) && s->ch[c].op > K)
 						K = s->ch[c].op;
@@ -930,8 +935,11 @@ void lab_judge(const struct sim *s, const struct sim_guest *res, const struct la
 	out->judged = 1;
 	struct judge j = { .s = s, .res = res, .st = st, .point = st->point, .out = out };
 	for (size_t i = 0; i < s->w->n; i++)
-		if (s->w->ops[i].section == WL_RUN && res[i].log_pos <= st->point)
+		if (s->w->ops[i].section == WL_RUN && res[i].log_pos <= st->point) {
 			j.last_completed = s->w->ops[i].id;
+			if (wl_is_persistence(&s->w->ops[i]) && res[i].ret == 0)
+				j.last_persisted = s->w->ops[i].id;
+		}
 	if (!st->mount_ok) {
 		struct lab_verdict *v = universal_verdict(&j, U1, 1);
 		say(v->expected, sizeof(v->expected), "mounts");

@@ -57,7 +57,7 @@ else
 	not_ok "report json: $(tail -1 "$T/err")"
 fi
 
-# Data written without fsync: gone, never LOST (except under sequential, which assumes every completed op persisted).
+# Data written without fsync: gone, never LOST (except under sequential when a later fsync or sync completed: a prefix must reach it).
 expect_exit 0 "unsynced write, default models: exit 0" -- "$CRASHLAB" run tests/workloads/unsynced.wl --db "$db"
 for fs in ext4 xfs btrfs f2fs; do
 	own=$fs; [ "$fs" = f2fs ] && own=f2fs-posix

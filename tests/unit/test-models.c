@@ -223,10 +223,30 @@ static void t_order_and_prefix(void)
 	kit_clear(&k);
 	kit_node(&k, "a", 'f', 0644, 0, 1, 10, "");
 	kit_judge(&k, 2);
-	CHECK(kit_find(&k, "sequential", "sequential.prefix", "LOST"), "sequential: a completed op missing is LOST");
+	CHECK(kit_find(&k, "sequential", "sequential.prefix", "LOST") == NULL,
+	      "sequential: completed ops after the shown prefix, with no fsync, are not LOST");
 	CHECK(kit_find(&k, "somc", "unpromised", "gone"), "SOMC: b is gone");
 	CHECK(kit_find(&k, "somc", "unpromised", "bonus") || kit_find(&k, "somc", "somc.order", "kept") == NULL,
 	      "SOMC: a is not required by anything visible");
+	kit_free(&k);
+}
+
+/* sequential: a completed fsync makes the prefix reach at least that far. */
+static void t_prefix_fsync(void)
+{
+	struct kit k;
+	kit_init(&k, "[run]\ncreat a\ncreat b\nfsync b\n");
+	kit_sim(&k);
+	kit_node(&k, "a", 'f', 0644, 0, 1, 10, "");
+	kit_judge(&k, 3);
+	CHECK(kit_find(&k, "sequential", "sequential.prefix", "LOST"),
+	      "sequential: b missing after its fsync completed is LOST");
+	kit_clear(&k);
+	kit_node(&k, "a", 'f', 0644, 0, 1, 10, "");
+	kit_node(&k, "b", 'f', 0644, 0, 1, 11, "");
+	kit_judge(&k, 3);
+	CHECK(kit_find(&k, "sequential", "sequential.prefix", "LOST") == NULL &&
+	      kit_find(&k, "sequential", "sequential.prefix", "kept"), "sequential: the whole prefix is kept");
 	kit_free(&k);
 }
 
@@ -408,6 +428,7 @@ int main(void)
 	t_btrfs_dir();
 	t_somc_dir_deps();
 	t_order_and_prefix();
+	t_prefix_fsync();
 	t_n1();
 	t_barriers();
 	t_universal();
