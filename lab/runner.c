@@ -202,11 +202,23 @@ int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *m
 			};
 			if (crashdb_state_insert(db, fr.id, &st, NULL, 0) < 0)
 				die("%s", crashdb_error(db));
-			/* Not judged: the mount's outcome is unknown (the guest went down), not a failed mount. */
-			struct lab_judgement nj = { .judged = 0 };
-			snprintf(nj.diff, sizeof(nj.diff), "not judged: the checker guest went down while checking it");
-			if (judging && lab_judge_store(db, st.id, &nj) < 0)
-				die("%s", crashdb_error(db));
+			/* Judged as a state that does not mount (U1 broken): a kernel that
+			 * panics or hangs on a crash image is the finding, whichever of
+			 * mount, capture or unmount set it off; the message says which. */
+			if (judging) {
+				struct lab_judge_state js = { .mount_ok = 0, .fsck_status = -1, .point = (int64_t)cs->point };
+				struct lab_judgement jd;
+				lab_judge_state(&jr, &js, &jd);
+				if (lab_judge_store(db, st.id, &jd) < 0)
+					die("%s", crashdb_error(db));
+				if (jd.judged) {
+					sum->judged++;
+					for (int m = 0; m <= LAB_M_COUNT; m++)
+						for (int k = 0; k < LAB_V_COUNT; k++)
+							sum->verdicts[m][k] += jd.count[m][k];
+				}
+				lab_judgement_free(&jd);
+			}
 			sum->states++;
 			sum->mount_fail++;
 			sum->fsck_fail++;
