@@ -71,27 +71,11 @@ struct frow {
 	unsigned sel;
 };
 
-static const char *db_path;
-static sqlite3 *sq;
+static struct crashdb *cdb;
 
-static _Noreturn void db_die(const char *what)
-{
-	die_code(EXIT_DATAERR, "cannot read %s from '%s': %s", what, db_path, sqlite3_errmsg(sq));
-}
-
-static sqlite3_stmt *prep(const char *sql)
-{
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(sq, sql, -1, &st, NULL) != SQLITE_OK)
-		db_die("the schema");
-	return st;
-}
-
-static char *col(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-	return s ? xstrdup((const char *)s) : NULL;
-}
+#define prep(sql) crashdb_prepare(cdb, sql)
+#define col(st, i) crashdb_col_text(st, i)
+#define db_die(what) crashdb_read_die(cdb, what)
 
 static void read_verdicts(struct srow *s)
 {
@@ -524,9 +508,8 @@ static void render_json(const struct frow *fv, size_t nfs, int64_t run_id, const
 
 int cmd_report(int argc, char **argv)
 {
-	const char *format = "text", *model_list = NULL;
+	const char *format = "text", *model_list = NULL, *db_path = CRASHDB_DEFAULT;
 	int all = 0;
-	db_path = CRASHDB_DEFAULT;
 	const struct opt opts[] = {
 		{ OPT_STRING, 0, "db", &db_path, "FILE", "the database (default crashlab.db here)" },
 		{ OPT_STRING, 'f', "format", &format, "text|markdown|json", "output format (default text)" },
@@ -546,30 +529,9 @@ int cmd_report(int argc, char **argv)
 		if (lab_models_select(model_list, NULL, NULL, &forced, err, sizeof(err)) < 0)
 			usage_error("crashlab report", "%s", err);
 	}
-	if (!file_exists(db_path))
-		die_code(EXIT_NOINPUT, "database '%s' does not exist; 'crashlab run' makes it, or name one with --db",
-			 db_path);
-	struct crashdb *db;
-	char err[1024];
-	if (crashdb_open(db_path, &db, err, sizeof(err)) < 0)
-		die_code(EXIT_DATAERR, "%s", err);
-	sq = crashdb_sqlite(db);
-
-	int64_t run_id;
-	if (!strcmp(argv[0], "last")) {
-		sqlite3_stmt *st = prep("SELECT max(id) FROM runs");
-		if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL)
-			die_code(EXIT_NOINPUT, "there are no runs in '%s' yet; 'crashlab run' makes one", db_path);
-		run_id = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-	} else {
-		char *end;
-		errno = 0;
-		long long id = strtoll(argv[0], &end, 10);
-		if (errno || end == argv[0] || *end || id <= 0)
-			usage_error("crashlab report", "RUN must be a run id or 'last', not '%s'", argv[0]);
-		run_id = id;
-	}
+	struct crashdb *db = cdb = crashdb_open_existing(db_path);
+	int64_t run_id = crashdb_run_resolve(db, argv[0], "crashlab report");
+	char err[256];
 	sqlite3_stmt *st = prep("SELECT workload_file, workload_text FROM runs WHERE id = ?");
 	sqlite3_bind_int64(st, 1, run_id);
 	if (sqlite3_step(st) != SQLITE_ROW)

@@ -75,51 +75,16 @@ struct fs_view {
 	size_t nstates;
 };
 
+static struct crashdb *cdb;
 static const char *db_path;
-static sqlite3 *sq;
 
-static _Noreturn void db_die(const char *what)
-{
-	die_code(EXIT_DATAERR, "cannot read %s from '%s': %s", what, db_path, sqlite3_errmsg(sq));
-}
-
-static sqlite3_stmt *prepare(const char *sql)
-{
-	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(sq, sql, -1, &st, NULL) != SQLITE_OK)
-		db_die("the schema");
-	return st;
-}
-
-static char *col_str(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-	return s ? xstrdup((const char *)s) : NULL;
-}
+#define prepare(sql) crashdb_prepare(cdb, sql)
+#define col_str(st, i) crashdb_col_text(st, i)
+#define db_die(what) crashdb_read_die(cdb, what)
 
 static void free_str(const char *s)
 {
 	free((char *)s);
-}
-
-static int64_t resolve_run(const char *arg)
-{
-	if (!strcmp(arg, "last")) {
-		sqlite3_stmt *st = prepare("SELECT max(id) FROM runs");
-		if (sqlite3_step(st) != SQLITE_ROW)
-			db_die("the runs");
-		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
-			die_code(EXIT_NOINPUT, "there are no runs in '%s' yet; 'crashlab run' makes one", db_path);
-		int64_t id = sqlite3_column_int64(st, 0);
-		sqlite3_finalize(st);
-		return id;
-	}
-	char *end;
-	errno = 0;
-	long long id = strtoll(arg, &end, 10);
-	if (errno || end == arg || *end || id <= 0)
-		usage_error("crashlab show", "RUN must be a run id or 'last', not '%s'", arg);
-	return id;
 }
 
 static void read_run(int64_t id, struct run_view *v)
@@ -1252,17 +1217,10 @@ int cmd_show(int argc, char **argv)
 		idx = (int)v;
 	}
 
-	if (!file_exists(db_path))
-		die_code(EXIT_NOINPUT, "database '%s' does not exist; 'crashlab run' makes it, or name one with --db",
-			 db_path);
-	struct crashdb *db;
-	char err[1024];
-	if (crashdb_open(db_path, &db, err, sizeof(err)) < 0)
-		die_code(EXIT_DATAERR, "%s", err);
-	sq = crashdb_sqlite(db);
+	struct crashdb *db = cdb = crashdb_open_existing(db_path);
 
 	struct run_view rv;
-	read_run(resolve_run(argv[0]), &rv);
+	read_run(crashdb_run_resolve(db, argv[0], "crashlab show"), &rv);
 	struct fs_view *fv;
 	size_t nfs = read_fsruns(rv.r.id, n == 3 ? argv[1] : NULL, n == 1, &fv);
 	if (n == 3 && nfs == 0) {

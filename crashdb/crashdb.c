@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lab/opt.h"
 #include "lab/util.h"
 
 /* "CrLb": PRAGMA application_id of every crashlab database. */
@@ -687,4 +688,57 @@ int crashdb_fsrun_judge_info(struct crashdb *db, int64_t fsrun_id, const char *m
 	bind_text(st, 2, models);
 	bind_text(st, 3, sim_notes && *sim_notes ? sim_notes : NULL);
 	return step_done(db, st, "cannot store the fs run's models");
+}
+
+/* ---- the read side shared by show and report ---------------------------- */
+
+struct crashdb *crashdb_open_existing(const char *path)
+{
+	if (!file_exists(path))
+		die_code(EXIT_NOINPUT, "database '%s' does not exist; 'crashlab run' makes it, or name one with --db",
+			 path);
+	struct crashdb *db;
+	char err[1024];
+	if (crashdb_open(path, &db, err, sizeof(err)) < 0)
+		die_code(EXIT_DATAERR, "%s", err);
+	return db;
+}
+
+_Noreturn void crashdb_read_die(struct crashdb *db, const char *what)
+{
+	die_code(EXIT_DATAERR, "cannot read %s from '%s': %s", what, db->path, sqlite3_errmsg(db->db));
+}
+
+sqlite3_stmt *crashdb_prepare(struct crashdb *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
+		crashdb_read_die(db, "the schema");
+	return st;
+}
+
+char *crashdb_col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+	return s ? xstrdup((const char *)s) : NULL;
+}
+
+int64_t crashdb_run_resolve(struct crashdb *db, const char *arg, const char *cmd)
+{
+	if (!strcmp(arg, "last")) {
+		sqlite3_stmt *st = crashdb_prepare(db, "SELECT max(id) FROM runs");
+		if (sqlite3_step(st) != SQLITE_ROW)
+			crashdb_read_die(db, "the runs");
+		if (sqlite3_column_type(st, 0) == SQLITE_NULL)
+			die_code(EXIT_NOINPUT, "there are no runs in '%s' yet; 'crashlab run' makes one", db->path);
+		int64_t id = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		return id;
+	}
+	char *end;
+	errno = 0;
+	long long id = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || id <= 0)
+		usage_error(cmd, "RUN must be a run id or 'last', not '%s'", arg);
+	return id;
 }

@@ -15,6 +15,7 @@
 
 struct crashdb;
 typedef struct sqlite3 sqlite3;
+typedef struct sqlite3_stmt sqlite3_stmt;
 
 /* One `crashlab run` invocation. */
 struct crashdb_run {
@@ -113,6 +114,21 @@ sqlite3 *crashdb_sqlite(struct crashdb *db);
 int crashdb_version(struct crashdb *db);
 /* The last sqlite error message. */
 const char *crashdb_error(struct crashdb *db);
+
+/* --- for the commands that read a database (show, report) --- */
+
+/* Open an existing database (migrating it); dies with 66 when it does not
+ * exist and 65 when it cannot be read, naming the file. */
+struct crashdb *crashdb_open_existing(const char *path);
+/* "last" or a run id given by the user of command cmd (for messages): the
+ * run id; dies with 66 when there are no runs yet, 2 when arg is neither. */
+int64_t crashdb_run_resolve(struct crashdb *db, const char *arg, const char *cmd);
+/* Prepare sql; dies with 65 naming the database when it fails. */
+sqlite3_stmt *crashdb_prepare(struct crashdb *db, const char *sql);
+/* Die with 65: "cannot read WHAT from 'db': sqlite's message". */
+_Noreturn void crashdb_read_die(struct crashdb *db, const char *what);
+/* Column i as a malloc'd string, or NULL. */
+char *crashdb_col_text(sqlite3_stmt *st, int i);
 
 /* Writers; each returns 0 (or the new id, > 0) and -1 on error. */
 int64_t crashdb_run_insert(struct crashdb *db, struct crashdb_run *r);
