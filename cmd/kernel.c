@@ -6,10 +6,12 @@
 #include "../lab/kbuild.h"
 #include "../lab/opt.h"
 #include "cmds.h"
+#include "kernel_test.h"
 
 static const char usage[] =
 	"usage: crashlab kernel build [--source TARBALL] [--patches DIR] [--config FILE] [-j N]\n"
 	"   or: crashlab kernel path [--kernel PATH]\n"
+	"   or: crashlab kernel test [--patches DIR] [--fs LIST] [--kernel PATH]\n"
 	"\n"
 	"The guest kernel is Debian's linux-source-6.12 with the patches listed in\n"
 	"kernel/series applied and the options of kernel/crashlab.config set.\n"
@@ -20,6 +22,10 @@ static const char usage[] =
 	"          at once when the same inputs were built before\n"
 	"  path    print the built bzImage's path without building (or check and print\n"
 	"          --kernel PATH); exit 66 when it is not built yet\n"
+	"  test    compile the series' selftests (tools/testing/selftests/fbarrier)\n"
+	"          statically against the built tree's uapi headers, boot the kernel\n"
+	"          and run them on a fresh image of each file system and on tmpfs;\n"
+	"          prints TAP, exits 1 when a test fails\n"
 	"\n"
 	"Builds are cached in $XDG_CACHE_HOME/crashlab/kernel/<key>/ (default\n"
 	"~/.cache/crashlab), one per hash of source version, series, patches and config:\n"
@@ -35,16 +41,19 @@ int cmd_kernel(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	struct lab_kbuild_opts o = { 0 };
+	const char *fs = NULL, *accel = "auto";
 	const struct opt opts[] = {
 		{ OPT_STRING, 0, "source", &o.source, "TARBALL", "kernel source tarball (" LAB_KBUILD_SOURCE ")" },
 		{ OPT_STRING, 0, "patches", &o.patches, "DIR", "directory with 'series' and patches (kernel/)" },
 		{ OPT_STRING, 0, "config", &o.config, "FILE", "config fragment (kernel/crashlab.config)" },
 		{ OPT_INT, 'j', "jobs", &o.jobs, "N", "parallel make jobs (online CPUs)" },
+		{ OPT_STRING, 0, "fs", &fs, "LIST", "test: file systems (ext4,xfs,btrfs,f2fs)" },
+		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "test: accelerator" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
 	int n = opt_parse(argc, argv, opts, usage, 0);
 	if (n == 0)
-		usage_error(cmd, "which one: 'crashlab kernel build' or 'crashlab kernel path'?");
+		usage_error(cmd, "which one: 'crashlab kernel build', 'path' or 'test'?");
 	if (n > 1)
 		usage_error(cmd, "unexpected argument '%s'", argv[1]);
 	const char *sub = argv[0];
@@ -71,5 +80,7 @@ int cmd_kernel(int argc, char **argv)
 		free(bz);
 		return 0;
 	}
-	usage_error(cmd, "unknown subcommand '%s' (try 'build' or 'path')", sub);
+	if (!strcmp(sub, "test"))
+		return kernel_test(&o, fs, accel);
+	usage_error(cmd, "unknown subcommand '%s' (try 'build', 'path' or 'test')", sub);
 }

@@ -1,0 +1,191 @@
+/*
+ * kernel_test.c - `crashlab kernel test`: the series' kselftests
+ * (tools/testing/selftests/fbarrier) run in a booted guest on every file
+ * system.
+ *
+ * Method: the test program is compiled on the host, statically, against the
+ * uapi headers of the built tree (`make headers` there), so the syscall
+ * numbers and RENAME_BARRIER come from the kernel being tested and nothing is
+ * hard-coded twice. The binary travels into the guest as a raw disk of its
+ * own (padded to whole sectors; the guest copies the first SIZE bytes out of
+ * it), next to one throw-away qcow2 overlay per file system over the cached
+ * base images. The guest mounts each, runs the program with the mount point
+ * as its argument, then once more on a tmpfs; its TAP output is streamed
+ * here. The exit status is the guest's: 0 when every test passed.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "../images/basedisk.h"
+#include "../lab/guest.h"
+#include "../lab/kbuild.h"
+#include "../lab/opt.h"
+#include "../lab/util.h"
+#include "../lab/vm.h"
+#include "kernel_test.h"
+
+#define KTEST_SRC "tools/testing/selftests/fbarrier/fbarrier_test.c"
+
+/* The built tree belonging to the kernel under test (malloc'd). */
+static char *test_tree(const struct lab_kbuild_opts *o, char **bz)
+{
+	if (opt_kernel) {
+		char *dir = xstrdup(opt_kernel);
+		char *slash = strrchr(dir, '/');
+		if (slash)
+			*slash = '\0';
+		char *tree = xasprintf("%s/linux", slash ? dir : ".");
+		free(dir);
+		if (!is_dir(tree))
+			die_code(EXIT_NOINPUT, "no kernel tree next to '%s' (expected '%s'); "
+				 "give a bzImage built by 'crashlab kernel build'", opt_kernel, tree);
+		*bz = xstrdup(opt_kernel);
+		return tree;
+	}
+	*bz = lab_kbuild_run(o);
+	char *entry = NULL;
+	free(lab_kbuild_cached(o, &entry));
+	char *tree = xasprintf("%s/linux", entry);
+	free(entry);
+	return tree;
+}
+
+/* Compile the selftest statically against the tree's uapi headers into out. */
+static void build_test(const char *tree, const char *out)
+{
+	char *src = xasprintf("%s/" KTEST_SRC, tree);
+	if (!file_exists(src))
+		die_code(EXIT_NOINPUT, "'%s' is missing: this kernel does not carry the "
+			 "fbarrier series (kernel/series)", src);
+
+	struct strvec argv = STRVEC_INIT;
+	struct sbuf log = SBUF_INIT;
+	strvec_push(&argv, "make");
+	strvec_push(&argv, "-s");
+	strvec_push(&argv, "ARCH=x86_64");
+	strvec_push(&argv, "headers");
+	note("installing the uapi headers in '%s/usr/include'", tree);
+	if (run_cmd_in(tree, &argv, &log, -1) != 0) {
+		fputs(log.buf ? log.buf : "", stderr);
+		die_code(EXIT_BUILD, "'make headers' failed in '%s'", tree);
+	}
+	strvec_free(&argv);
+	sbuf_reset(&log);
+
+	strvec_push(&argv, "gcc");
+	strvec_push(&argv, "-static");
+	strvec_push(&argv, "-O2");
+	strvec_push(&argv, "-Wall");
+	strvec_pushf(&argv, "-isystem%s/usr/include", tree);
+	strvec_pushf(&argv, "-I%s/tools/testing/selftests", tree);
+	strvec_push(&argv, "-o");
+	strvec_push(&argv, out);
+	strvec_push(&argv, src);
+	if (run_cmd(&argv, &log, -1) != 0) {
+		fputs(log.buf ? log.buf : "", stderr);
+		die_code(EXIT_BUILD, "cannot compile '%s'", src);
+	}
+	strvec_free(&argv);
+	sbuf_free(&log);
+	free(src);
+}
+
+/* Pad path with zeros to a whole number of sectors; returns its old size. */
+static long long pad_to_sector(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) < 0)
+		die_code(EXIT_SOFTWARE, "cannot stat '%s': %s", path, strerror(errno));
+	long long padded = (st.st_size + 511) / 512 * 512;
+	if (truncate(path, padded) < 0)
+		die_code(exit_for_errno(errno), "cannot pad '%s': %s", path, errno_advice(errno));
+	return st.st_size;
+}
+
+static void guest_script(struct sbuf *sb, const struct strvec *fs, long long size)
+{
+	sbuf_addf(sb, "head -c %lld /dev/vd%c > /tmp/fbarrier_test || exit 3\n", size,
+		  (char)('a' + fs->n));
+	sbuf_adds(sb, "chmod +x /tmp/fbarrier_test\nrc=0\n");
+	for (size_t i = 0; i < fs->n; i++) {
+		const char *f = fs->v[i];
+		sbuf_addf(sb, "echo '# === %s ==='\n", f);
+		sbuf_addf(sb, "mkdir -p /mnt/%s\n", f);
+		sbuf_addf(sb, "if mount -t %s /dev/vd%c /mnt/%s; then\n", f, (char)('a' + i), f);
+		sbuf_addf(sb, "  /tmp/fbarrier_test /mnt/%s || { echo 'not ok - %s'; rc=1; }\n", f, f);
+		sbuf_addf(sb, "  umount /mnt/%s || rc=1\n", f);
+		sbuf_addf(sb, "else echo 'not ok - %s: mount failed'; rc=1; fi\n", f);
+	}
+	sbuf_adds(sb, "echo '# === tmpfs ==='\n"
+		  "mkdir -p /mnt/tmpfs && mount -t tmpfs none /mnt/tmpfs || exit 3\n"
+		  "/tmp/fbarrier_test /mnt/tmpfs || { echo 'not ok - tmpfs'; rc=1; }\n"
+		  "umount /mnt/tmpfs\n"
+		  "exit $rc\n");
+}
+
+int kernel_test(const struct lab_kbuild_opts *o, const char *fs_list, const char *accel)
+{
+	struct strvec fs = STRVEC_INIT;
+	img_fs_split("crashlab kernel test", fs_list ? fs_list : "ext4,xfs,btrfs,f2fs", &fs);
+
+	char *bz;
+	char *tree = test_tree(o, &bz);
+	const char *tmp = getenv("TMPDIR");
+	char *dir = xasprintf("%s/crashlab-ktest.XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(dir))
+		die_code(exit_for_errno(errno), "cannot create a directory like '%s': %s", dir,
+			 errno_advice(errno));
+
+	char *bin = xasprintf("%s/fbarrier_test", dir);
+	build_test(tree, bin);
+	long long size = pad_to_sector(bin);
+
+	struct lab_vm_config cfg = { .mem_mb = 1024 };
+	for (size_t i = 0; i < fs.n; i++) {
+		char *base = img_base_ensure(fs.v[i], IMG_BASE_DEFAULT_SIZE, NULL);
+		char *ov = xasprintf("%s/%s.qcow2", dir, fs.v[i]);
+		struct sbuf err = SBUF_INIT;
+		if (lab_overlay_create(base, ov, &err) < 0)
+			die_code(EXIT_CANTCREAT, "cannot make an overlay of '%s': %s", base,
+				 err.buf ? err.buf : "qemu-img failed");
+		strvec_pushf(&cfg.drives, "file=%s,format=qcow2", ov);
+		sbuf_free(&err);
+		free(ov);
+		free(base);
+	}
+	strvec_pushf(&cfg.drives, "file=%s,format=raw,readonly=on", bin);
+
+	opt_kernel = bz;
+	lab_guest_prepare(&cfg, accel);
+
+	struct sbuf script = SBUF_INIT;
+	guest_script(&script, &fs, size);
+	char *argv[] = { "sh", "-c", script.buf, NULL };
+
+	struct lab_vm vm;
+	enum lab_outcome out = lab_vm_start(&vm, &cfg);
+	int status = 0, rc;
+	if (out == LAB_OK)
+		out = lab_vm_exec(&vm, argv, 1, 2, 0, &status);
+	if (out == LAB_OK) {
+		lab_vm_stop(&vm);
+		rc = status ? EXIT_FINDING : EXIT_OK;
+		printf("# kernel test: %s\n", rc ? "FAILED" : "all passed");
+	} else {
+		lab_vm_kill(&vm);
+		rc = lab_vm_report(&vm, out);
+	}
+	lab_vm_free(&vm);
+	rm_rf(dir);
+	sbuf_free(&script);
+	strvec_free(&cfg.drives);
+	strvec_free(&fs);
+	free(bin);
+	free(dir);
+	free(tree);
+	return rc;
+}

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The kernel series' barrier calls: the kselftests of the series in a guest
+# on every file system and tmpfs ('crashlab kernel test'), then the ops
+# fbarrier, fdatabarrier and 'rename ... barrier' through 'crashlab run'.
+. "$(dirname "$0")/../lib.sh"
+
+kpath=$("$CRASHLAB" kernel build 2>/dev/null) || { not_ok "the kernel does not build"; exit 0; }
+tbl=$(dirname "$kpath")/linux/arch/x86/entry/syscalls/syscall_64.tbl
+if ! grep -q fdatabarrier "$tbl" 2>/dev/null; then
+	echo "# skip: kernel/series does not carry the barrier patches"
+	ok "skipped: the built kernel has no fbarrier (empty kernel/series)"
+	exit 0
+fi
+
+expect_exit 0 "crashlab kernel test passes" -- "$CRASHLAB" kernel test
+n=$(grep -c '^# Totals: pass:[0-9]* fail:0 ' "$T/out")
+if [ "$n" -eq 5 ]; then ok "every selftest passed on ext4, xfs, btrfs, f2fs and tmpfs"; else not_ok "$n of 5 file systems passed"; grep -E '^not ok|Totals' "$T/out" | sed 's/^/    | /'; fi
+expect_no_grep "$T/out" '^not ok' "no selftest failed"
+expect_exit 2 "kernel test rejects an unknown fs" -- "$CRASHLAB" kernel test --fs ntfs
+
+# The ops through the agent: they return 0 now, and the data is there.
+cat >"$T/barrier.wl" <<'WL'
+[setup]
+write other "before"
+sync
+[run]
+write t 64K
+fbarrier t
+fdatabarrier t
+rename t f barrier
+write u "small"
+rename u v barrier
+fsync f
+WL
+db="$T/crash.db"
+q() { sqlite3 -batch -noheader "$db" "$@"; }
+# Judged under the barrier model only (and the universal rules): the other
+# models' verdicts on this workload are not what this test is about.
+expect_exit 0 "a barrier workload runs on all four file systems, nothing LOST under 'barrier'" -- \
+	"$CRASHLAB" run "$T/barrier.wl" --model barrier --db "$db"
+for fs in ext4 xfs btrfs f2fs; do
+	bad=$(q "SELECT group_concat(o.text || ' = ' || o.ret || '/' || o.err, '; ') FROM ops o JOIN fsruns r ON r.id = o.fsrun_id
+		 WHERE r.fs = '$fs' AND o.section = 1 AND o.ret < 0")
+	if [ -z "$bad" ]; then ok "$fs: fbarrier, fdatabarrier and rename ... barrier return 0"; else not_ok "$fs: failed ops: $bad"; fi
+	size=$(q "SELECT n.size FROM nodes n JOIN states s ON s.id = n.state_id JOIN fsruns r ON r.id = s.fsrun_id
+		  WHERE r.fs = '$fs' AND s.kind = 'final' AND n.path = 'f'")
+	if [ "$size" = 65536 ]; then ok "$fs: f has its 64 KiB in the final state"; else not_ok "$fs: final f size '$size'"; fi
+	t=$(q "SELECT count(*) FROM nodes n JOIN states s ON s.id = n.state_id JOIN fsruns r ON r.id = s.fsrun_id
+	       WHERE r.fs = '$fs' AND s.kind = 'final' AND n.path IN ('t', 'u')")
+	if [ "$t" = 0 ]; then ok "$fs: the barrier renames moved their sources"; else not_ok "$fs: t or u still there"; fi
+	kept=$(q "SELECT count(*) FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns r ON r.id = s.fsrun_id
+		  WHERE r.fs = '$fs' AND v.model = 'barrier' AND v.verdict = 'kept'")
+	if [ "$kept" -ge 1 ]; then ok "$fs: the barrier model judged and kept $kept promise(s)"; else not_ok "$fs: no barrier promise judged"; fi
+done
