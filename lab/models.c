@@ -484,6 +484,26 @@ static int shown(const struct judge *j, size_t c)
 	return j->ex.st[c] == EX_IN;
 }
 
+/* Is change c evidence that its op is visible? A name's removal shows only
+ * if the name itself was there to remove: set before the run, or by a
+ * change the state shows. (A rename of a file created in the run, none of
+ * which persisted, leaves the source name absent, but that shows nothing.) */
+static int evident(const struct judge *j, size_t c)
+{
+	const struct sim *s = j->s;
+	if (!shown(j, c))
+		return 0;
+	if (s->ch[c].f.kind != SF_ENTRY || s->ch[c].val != SIM_ABSENT)
+		return 1;
+	const struct sim_hist *h = sim_history(s, &s->ch[c].f);
+	size_t prev = (size_t)-1;
+	for (size_t i = 0; h && i < h->n && h->idx[i] < c; i++)
+		prev = h->idx[i];
+	if (prev == (size_t)-1)
+		return s->ch[c].old != SIM_ABSENT; /* the name was there before the run */
+	return shown(j, prev) && s->ch[prev].val != SIM_ABSENT;
+}
+
 static void barrier_rule(struct judge *j, int model, const struct rule *r, int b, int ino, int meta, int self_witness)
 {
 	const struct sim *s = j->s;
@@ -544,7 +564,7 @@ static void judge_model(struct judge *j, int model)
 				 * which GUARANTEES.md's known answers rule out.) */
 				int K = j->last_persisted;
 				for (size_t c = 0; c < s->nch; c++)
-					if (shown(j, c) && s->ch[c].op > K)
+					if (evident(j, c) && s->ch[c].op > K)
 						K = s->ch[c].op;
 				for (size_t c = 0; c < s->nch && s->ch[c].op <= K; c++)
 					add(j, model, r, K, c, 1);
@@ -558,7 +578,7 @@ static void judge_model(struct judge *j, int model)
 						continue;
 					int vis = 0;
 					for (size_t c = so->first; c < so->first + so->n && !vis; c++)
-						vis = shown(j, c) && aspect_of(&s->ch[c]) != 'd';
+						vis = evident(j, c) && aspect_of(&s->ch[c]) != 'd';
 					if (!vis)
 						continue;
 					memset(deps, 0, s->w->n + 2);

@@ -250,6 +250,21 @@ static void t_prefix_fsync(void)
 	kit_free(&k);
 }
 
+/* A rename of a file created in the run, nothing of which persisted: the
+ * absent source name is no evidence that the rename happened. */
+static void t_rename_of_unpersisted(void)
+{
+	struct kit k;
+	kit_init(&k, "[run]\nwrite t 8K\nrename t f\nwrite u \"x\"\nrename u v\n");
+	kit_sim(&k);
+	kit_judge(&k, 4);
+	CHECK(k.j.explained, "an empty state after two renames of new files is explained");
+	CHECK(kit_count(&k, "somc", "LOST") == 0 && kit_count(&k, "xfs", "LOST") == 0,
+	      "SOMC: no LOST when nothing of the run is visible");
+	CHECK(kit_count(&k, "sequential", "LOST") == 0, "sequential: the empty prefix is a prefix");
+	kit_free(&k);
+}
+
 /* The negative control N1: f renamed but empty. */
 static void t_n1(void)
 {
@@ -429,6 +444,7 @@ int main(void)
 	t_somc_dir_deps();
 	t_order_and_prefix();
 	t_prefix_fsync();
+	t_rename_of_unpersisted();
 	t_n1();
 	t_barriers();
 	t_universal();
