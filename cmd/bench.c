@@ -14,11 +14,13 @@
 #include "images/basedisk.h"
 #include "lab/guest.h"
 #include "lab/opt.h"
+#include "lab/record.h"
 #include "lab/runner.h"
 
 static const char bench_usage[] =
 	"usage: crashlab bench boot [-n N] [--accel auto|kvm|tcg]\n"
 	"       crashlab bench check [--fs LIST] [--crash MODE] [WORKLOAD.wl]\n"
+	"       crashlab bench barrier [-n N] [--delay MS]\n"
 	"\n"
 	"boot   boot the guest N times (default 5) and print the median time from\n"
 	"       starting QEMU to the agent's hello, with min and max, and which\n"
@@ -27,7 +29,98 @@ static const char bench_usage[] =
 	"       are many states) and print per file system the median time per crash\n"
 	"       state split into mount (with recovery and unmount), capture, fsck and\n"
 	"       everything else (replay, snapshot, transport), and the ratio of\n"
-	"       everything else to mount + fsck. Uses a throw-away database.\n";
+	"       everything else to mount + fsck. Uses a throw-away database.\n"
+	"barrier  on ext4 and xfs over dm-delay (every cache flush takes --delay ms,\n"
+	"       default 20, as on a slow disk), N times (default 50) write 4 KiB, then\n"
+	"       fdatasync | fdatabarrier | fsync | fbarrier, then rename; print the\n"
+	"       milliseconds per iteration and the cost ratios durable / ordered.\n"
+	"       Needs the kernel series (the barrier calls).\n";
+
+/* Run sh -c script in the guest, collecting output; die on a guest failure. */
+static int guest_script(struct lab_vm *vm, const char *script, struct sbuf *out)
+{
+	char *argv[] = { "sh", "-c", (char *)script, NULL };
+	int status = -1;
+	sbuf_reset(out);
+	enum lab_outcome o = lab_vm_run(vm, argv, out, 0, &status);
+	if (o != LAB_OK) {
+		lab_vm_kill(vm);
+		exit(lab_vm_report(vm, o));
+	}
+	return status;
+}
+
+static int bench_barrier(int iterations, int delay_ms, const char *accel)
+{
+	long nr_fb, nr_fdb;
+	struct lab_vm_config cfg = { .mem_mb = 1024 };
+	lab_guest_prepare(&cfg, accel);
+	lab_barrier_syscalls(&nr_fb, &nr_fdb);
+	if (nr_fb < 0 || nr_fdb < 0)
+		die_code(EXIT_CONFIG, "this kernel has no fbarrier/fdatabarrier; build it with the series in kernel/");
+	static const char *const fss[] = { "ext4", "xfs" };
+	static const char *const calls[] = { "fdatasync", "fdatabarrier", "fsync", "fbarrier" };
+	char dir[] = "/tmp/crashlab-bench.XXXXXX";
+	if (!mkdtemp(dir))
+		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
+	for (int i = 0; i < 2; i++) {
+		char *base = img_base_ensure(fss[i], IMG_BASE_DEFAULT_SIZE, NULL);
+		char *ov = xasprintf("%s/%s.qcow2", dir, fss[i]);
+		struct sbuf err = SBUF_INIT;
+		if (lab_overlay_create(base, ov, &err) < 0)
+			die_code(EXIT_GUEST, "%s", err.buf);
+		strvec_pushf(&cfg.drives, "file=%s,format=qcow2", ov);
+		free(ov);
+		free(base);
+	}
+	struct lab_vm vm;
+	enum lab_outcome o = lab_vm_start(&vm, &cfg);
+	if (o != LAB_OK) {
+		lab_vm_kill(&vm);
+		return lab_vm_report(&vm, o);
+	}
+	struct sbuf out = SBUF_INIT;
+	printf("%-5s %12s %12s %12s %12s   %s\n", "fs", "fdatasync", "fdatabarrier", "fsync", "fbarrier",
+	       "fdatasync/fdatabarrier  fsync/fbarrier");
+	int rc = 0;
+	for (int i = 0; i < 2 && !rc; i++) {
+		double ms[4] = { 0 };
+		/* A slow disk: dm-delay holds every flush for delay_ms. */
+		char *setup = xasprintf(
+			"export DM_DISABLE_UDEV=1; d=/dev/vd%c; n=$(blockdev --getsz $d) && "
+			"dmsetup create --noudevsync slow --table \"0 $n delay $d 0 0 $d 0 0 $d 0 %d\" && "
+			"mkdir -p /mnt/b && mount -t %s /dev/mapper/slow /mnt/b",
+			'a' + i, delay_ms, fss[i]);
+		if (guest_script(&vm, setup, &out) != 0) {
+			error("%s: cannot set up the delayed disk: %.*s", fss[i], (int)strcspn(out.buf, "\n"), out.buf);
+			rc = EXIT_GUEST;
+		}
+		free(setup);
+		for (int c = 0; c < 4 && !rc; c++) {
+			char *cmd = xasprintf("/init bench-barrier /mnt/b %d %s %ld %ld", iterations, calls[c], nr_fb,
+					      nr_fdb);
+			if (!quiet)
+				fprintf(stderr, "crashlab: %s: %d x write, %s, rename\n", fss[i], iterations, calls[c]);
+			if (guest_script(&vm, cmd, &out) != 0 || sscanf(out.buf, "%*s %lf", &ms[c]) != 1) {
+				error("%s: %s: %.*s", fss[i], calls[c], (int)strcspn(out.buf, "\n"), out.buf);
+				rc = EXIT_GUEST;
+			}
+			free(cmd);
+		}
+		guest_script(&vm, "umount /mnt/b; DM_DISABLE_UDEV=1 dmsetup remove --noudevsync slow", &out);
+		if (!rc)
+			printf("%-5s %10.2fms %10.2fms %10.2fms %10.2fms   %22.1fx %14.1fx\n", fss[i], ms[0], ms[1], ms[2],
+			       ms[3], ms[1] > 0 ? ms[0] / ms[1] : 0, ms[3] > 0 ? ms[2] / ms[3] : 0);
+	}
+	printf("per iteration (write 4 KiB; call; rename), %d iterations, flush delay %d ms, accelerator %s\n",
+	       iterations, delay_ms, cfg.accel);
+	lab_vm_stop(&vm);
+	lab_vm_free(&vm);
+	rm_rf(dir);
+	sbuf_free(&out);
+	strvec_free(&cfg.drives);
+	return rc;
+}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -150,10 +243,12 @@ static int bench_boot(int count, const char *accel)
 
 int cmd_bench(int argc, char **argv)
 {
-	int count = 5;
+	int count = 0; /* 0: the benchmark's default */
 	const char *accel = "auto", *fs = "ext4,xfs,btrfs,f2fs", *crash = "write";
+	int delay = 20;
 	const struct opt opts[] = {
-		{ OPT_INT, 'n', "count", &count, "N", "boot: number of boots (default 5)" },
+		{ OPT_INT, 'n', "count", &count, "N", "boot: boots (default 5); barrier: iterations (default 50)" },
+		{ OPT_INT, 0, "delay", &delay, "MS", "barrier: flush delay of the slow disk (default 20)" },
 		{ OPT_STRING, 0, "fs", &fs, "LIST", "check: file systems (default all four)" },
 		{ OPT_STRING, 0, "crash", &crash, "MODE", "check: crash mode (default write)" },
 		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "accelerator" },
@@ -161,7 +256,14 @@ int cmd_bench(int argc, char **argv)
 	};
 	int n = opt_parse(argc, argv, opts, bench_usage, 0);
 	if (n < 1)
-		usage_error("crashlab bench", "say what to measure: boot or check");
+		usage_error("crashlab bench", "say what to measure: boot, check or barrier");
+	if (count < 0)
+		usage_error("crashlab bench", "-n must be at least 1");
+	if (!strcmp(argv[0], "barrier")) {
+		if (n != 1)
+			usage_error("crashlab bench", "barrier takes no arguments");
+		return bench_barrier(count ? count : 50, delay, accel);
+	}
 	if (!strcmp(argv[0], "check")) {
 		if (n > 2)
 			usage_error("crashlab bench", "check takes at most one workload");
@@ -172,9 +274,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (n != 1)
 		usage_error("crashlab bench", "boot takes no arguments");
-	if (count < 1)
-		usage_error("crashlab bench", "-n must be at least 1");
 	if (!strcmp(argv[0], "boot"))
-		return bench_boot(count, accel);
+		return bench_boot(count ? count : 5, accel);
 	usage_error("crashlab bench", "unknown benchmark '%s'", argv[0]);
 }

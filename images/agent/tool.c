@@ -2,6 +2,7 @@
  * tool.c - the agent binary run by hand inside a guest (not as PID 1):
  *   crashlab-agent run-ops MOUNTDIR FILE.wl [--fbarrier NR] [--fdatabarrier NR]
  *   crashlab-agent tree DIR
+ *   crashlab-agent bench-barrier DIR N fdatasync|fdatabarrier|fsync|fbarrier NR_FB NR_FDB
  *
  * Method. run-ops parses the whole workload first (a parse error is
  * printed and nothing runs: exit 2), then runs every op, [setup] and
@@ -14,20 +15,27 @@
  * not be read, after printing the rest.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "agent.h"
 
 static const char usage[] =
 	"usage: crashlab-agent run-ops MOUNTDIR FILE.wl [--fbarrier NR] [--fdatabarrier NR]\n"
 	"   or: crashlab-agent tree DIR\n"
+	"   or: crashlab-agent bench-barrier DIR N fdatasync|fdatabarrier|fsync|fbarrier NR_FB NR_FDB\n"
 	"\n"
 	"run-ops  run every op of the workload against the file system mounted at\n"
 	"         MOUNTDIR; print per op: op, ret, errno, ino, ino2 (tab-separated)\n"
 	"tree     print the observed tree of DIR, one node per line\n"
+	"bench-barrier  N times: write 4 KiB to DIR/t, make it durable or ordered with\n"
+	"         the named call, rename t to f; print the mean milliseconds per iteration\n"
 	"\n"
 	"--fbarrier NR, --fdatabarrier NR: the barrier calls' syscall numbers;\n"
 	"without them those ops fail with ENOSYS\n";
@@ -181,6 +189,58 @@ static int run_ops(int argc, char **argv)
 	return 0;
 }
 
+/* The pattern an application uses to replace a file: write, order or make
+ * durable, rename. Timed over n iterations with the real system calls. */
+static int bench_barrier(int argc, char **argv)
+{
+	if (argc != 7)
+		return usage_error("%s", "bench-barrier needs DIR N CALL NR_FB NR_FDB");
+	int n = atoi(argv[3]);
+	const char *call = argv[4];
+	long nr_fb = atol(argv[5]), nr_fdb = atol(argv[6]);
+	if (n <= 0)
+		return usage_error("bad iteration count '%s'", argv[3]);
+	if (chdir(argv[2]) < 0) {
+		fprintf(stderr, "crashlab-agent: cannot enter '%s': %s\n", argv[2], strerror(errno));
+		return 1;
+	}
+	static char buf[4096];
+	memset(buf, 'b', sizeof(buf));
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < n; i++) {
+		int fd = open("t", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+		if (fd < 0 || pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) {
+			fprintf(stderr, "crashlab-agent: write: %s\n", strerror(errno));
+			return 1;
+		}
+		long r;
+		if (!strcmp(call, "fdatasync"))
+			r = fdatasync(fd);
+		else if (!strcmp(call, "fsync"))
+			r = fsync(fd);
+		else if (!strcmp(call, "fdatabarrier"))
+			r = nr_fdb < 0 ? (errno = ENOSYS, -1) : syscall(nr_fdb, fd, 0);
+		else if (!strcmp(call, "fbarrier"))
+			r = nr_fb < 0 ? (errno = ENOSYS, -1) : syscall(nr_fb, fd, 0);
+		else
+			return usage_error("unknown call '%s'", call);
+		if (r < 0) {
+			fprintf(stderr, "crashlab-agent: %s: %s\n", call, strerror(errno));
+			return 1;
+		}
+		close(fd);
+		if (rename("t", "f") < 0) {
+			fprintf(stderr, "crashlab-agent: rename: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+	printf("%s %.3f\n", call, ms / n);
+	return 0;
+}
+
 int agent_tool_main(int argc, char **argv)
 {
 	if (argc < 2)
@@ -191,6 +251,8 @@ int agent_tool_main(int argc, char **argv)
 	}
 	if (!strcmp(argv[1], "run-ops"))
 		return run_ops(argc, argv);
+	if (!strcmp(argv[1], "bench-barrier"))
+		return bench_barrier(argc, argv);
 	if (!strcmp(argv[1], "tree")) {
 		if (argc != 3)
 			return usage_error("%s", "tree needs exactly one DIR");

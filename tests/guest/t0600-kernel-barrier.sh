@@ -52,3 +52,11 @@ for fs in ext4 xfs btrfs f2fs; do
 		  WHERE r.fs = '$fs' AND v.model = 'barrier' AND v.verdict = 'kept'")
 	if [ "$kept" -ge 1 ]; then ok "$fs: the barrier model judged and kept $kept promise(s)"; else not_ok "$fs: no barrier promise judged"; fi
 done
+
+# The cost benchmark runs and prints its ratios (the figures themselves are
+# measurements, not assertions).
+expect_exit 0 "bench barrier runs on ext4 and xfs over dm-delay" -- "$CRASHLAB" bench barrier -n 3 --delay 5
+for fs in ext4 xfs; do
+	expect_grep "$T/out" "^$fs +[0-9.]+ms +[0-9.]+ms +[0-9.]+ms +[0-9.]+ms +[0-9.]+x +[0-9.]+x$" "bench barrier: $fs row with four timings and two ratios"
+done
+expect_grep "$T/out" "flush delay 5 ms" "bench barrier says the flush delay"
