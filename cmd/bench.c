@@ -63,16 +63,8 @@ static int bench_barrier(int iterations, int delay_ms, const char *accel)
 	char dir[] = "/tmp/crashlab-bench.XXXXXX";
 	if (!mkdtemp(dir))
 		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
-	for (int i = 0; i < 2; i++) {
-		char *base = img_base_ensure(fss[i], IMG_BASE_DEFAULT_SIZE, NULL);
-		char *ov = xasprintf("%s/%s.qcow2", dir, fss[i]);
-		struct sbuf err = SBUF_INIT;
-		if (lab_overlay_create(base, ov, &err) < 0)
-			die_code(EXIT_GUEST, "%s", err.buf);
-		strvec_pushf(&cfg.drives, "file=%s,format=qcow2", ov);
-		free(ov);
-		free(base);
-	}
+	for (int i = 0; i < 2; i++)
+		lab_guest_add_fs_disk(&cfg, dir, fss[i], IMG_BASE_DEFAULT_SIZE);
 	struct lab_vm vm;
 	enum lab_outcome o = lab_vm_start(&vm, &cfg);
 	if (o != LAB_OK) {

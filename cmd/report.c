@@ -128,37 +128,7 @@ static void read_state_rows(struct frow *f)
 
 static size_t read_nodes(int64_t state_id, struct tree_node **out)
 {
-	sqlite3_stmt *st = prep("SELECT path, type, mode, uid, gid, size, nlink, ino, xattrs, target, blocks, content"
-				" FROM nodes WHERE state_id = ?");
-	sqlite3_bind_int64(st, 1, state_id);
-	struct tree_node *v = NULL;
-	size_t n = 0;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		v = xrealloc(v, (n + 1) * sizeof(*v));
-		struct tree_node *t = &v[n++];
-		memset(t, 0, sizeof(*t));
-		t->path = col(st, 0);
-		const unsigned char *ty = sqlite3_column_text(st, 1);
-		t->type = ty ? (char)ty[0] : 'o';
-		t->mode = (uint32_t)sqlite3_column_int64(st, 2);
-		t->uid = (uint32_t)sqlite3_column_int64(st, 3);
-		t->gid = (uint32_t)sqlite3_column_int64(st, 4);
-		t->size = (uint64_t)sqlite3_column_int64(st, 5);
-		t->nlink = (uint32_t)sqlite3_column_int64(st, 6);
-		t->ino = (uint64_t)sqlite3_column_int64(st, 7);
-		t->xattrs = col(st, 8);
-		t->target = col(st, 9);
-		t->blocks = col(st, 10);
-		if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
-			t->content_len = (size_t)sqlite3_column_bytes(st, 11);
-			t->content = xmalloc(t->content_len + 1);
-			if (t->content_len)
-				memcpy(t->content, sqlite3_column_blob(st, 11), t->content_len);
-		}
-	}
-	sqlite3_finalize(st);
-	*out = v;
-	return n;
+	return crashdb_nodes_read(cdb, state_id, out);
 }
 
 /* Judge (and store) the states of a fs run that were never judged. */

@@ -349,46 +349,9 @@ static int path_cmp(const void *a, const void *b)
 
 static size_t read_nodes(int64_t state_id, struct tree_node **out)
 {
-	sqlite3_stmt *st = prepare("SELECT path, type, mode, uid, gid, size, nlink, ino, xattrs, target, blocks,"
-				   " content FROM nodes WHERE state_id = ?");
-	sqlite3_bind_int64(st, 1, state_id);
-	struct tree_node *v = NULL;
-	size_t n = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 32;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		struct tree_node *t = &v[n++];
-		memset(t, 0, sizeof(*t));
-		t->path = col_str(st, 0);
-		const unsigned char *type = sqlite3_column_text(st, 1);
-		t->type = type ? (char)type[0] : 'o';
-		t->mode = (uint32_t)sqlite3_column_int64(st, 2);
-		t->uid = (uint32_t)sqlite3_column_int64(st, 3);
-		t->gid = (uint32_t)sqlite3_column_int64(st, 4);
-		t->size = (uint64_t)sqlite3_column_int64(st, 5);
-		t->nlink = (uint32_t)sqlite3_column_int64(st, 6);
-		t->ino = (uint64_t)sqlite3_column_int64(st, 7);
-		t->xattrs = col_str(st, 8);
-		t->target = col_str(st, 9);
-		t->blocks = col_str(st, 10);
-		if (sqlite3_column_type(st, 11) != SQLITE_NULL) {
-			const void *b = sqlite3_column_blob(st, 11);
-			t->content_len = (size_t)sqlite3_column_bytes(st, 11);
-			t->content = xmalloc(t->content_len + 1);
-			if (t->content_len)
-				memcpy(t->content, b, t->content_len);
-			t->content[t->content_len] = '\0';
-		}
-	}
-	if (rc != SQLITE_DONE)
-		db_die("the observed tree");
-	sqlite3_finalize(st);
+	size_t n = crashdb_nodes_read(cdb, state_id, out);
 	if (n)
-		qsort(v, n, sizeof(*v), path_cmp);
-	*out = v;
+		qsort(*out, n, sizeof(**out), path_cmp);
 	return n;
 }
 

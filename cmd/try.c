@@ -48,15 +48,6 @@ struct result {
 	int fsck_status;
 };
 
-static char *make_overlay(const char *dir, const char *fs, const char *base)
-{
-	char *ov = xasprintf("%s/%s.qcow2", dir, fs);
-	struct sbuf err = SBUF_INIT;
-	if (lab_overlay_create(base, ov, &err) < 0)
-		die_code(EXIT_GUEST, "%s", err.buf);
-	return ov;
-}
-
 /* Run sh -c script in the guest; on a guest failure, report and exit. */
 static int guest_sh(struct lab_vm *vm, const char *script, struct sbuf *out, double *ms)
 {
@@ -97,13 +88,8 @@ int cmd_try(int argc, char **argv)
 	char tmpl[] = "/tmp/crashlab-try.XXXXXX";
 	if (!mkdtemp(tmpl))
 		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
-	for (size_t i = 0; i < fss.n; i++) {
-		char *base = img_base_ensure(fss.v[i], size, NULL);
-		char *ov = make_overlay(tmpl, fss.v[i], base);
-		strvec_pushf(&cfg.drives, "file=%s,format=qcow2", ov);
-		free(ov);
-		free(base);
-	}
+	for (size_t i = 0; i < fss.n; i++)
+		lab_guest_add_fs_disk(&cfg, tmpl, fss.v[i], size);
 
 	struct lab_vm vm;
 	enum lab_outcome o = lab_vm_start(&vm, &cfg);

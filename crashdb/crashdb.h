@@ -129,6 +129,9 @@ sqlite3_stmt *crashdb_prepare(struct crashdb *db, const char *sql);
 _Noreturn void crashdb_read_die(struct crashdb *db, const char *what);
 /* Column i as a malloc'd string, or NULL. */
 char *crashdb_col_text(sqlite3_stmt *st, int i);
+/* The observed tree of a state (in storage order; free each node with
+ * tree_node_free, then the array). Returns the count. */
+size_t crashdb_nodes_read(struct crashdb *db, int64_t state_id, struct tree_node **out);
 
 /* Writers; each returns 0 (or the new id, > 0) and -1 on error. */
 int64_t crashdb_run_insert(struct crashdb *db, struct crashdb_run *r);
