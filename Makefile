@@ -23,9 +23,9 @@ qecho := @echo
 endif
 
 CMD_SRCS := $(wildcard cmd/*.c)
-LIB_SRCS := $(wildcard lab/*.c) $(wildcard crashdb/*.c) $(filter-out images/agent/%,$(wildcard images/*.c))
+LIB_SRCS := $(wildcard core/*.c) $(wildcard judge/*.c) $(wildcard engine/*.c) $(wildcard host/*.c) $(wildcard kbuild/*.c) $(wildcard crashdb/*.c) $(filter-out images/agent/%,$(wildcard images/*.c))
 # The agent links the libc-only engine pieces it shares with the host.
-AGENT_SHARED := lab/proto.c lab/workload.c lab/wlog.c lab/tree.c
+AGENT_SHARED := core/proto.c core/workload.c core/wlog.c core/tree.c
 AGENT_SRCS = $(wildcard images/agent/*.c) $(wildcard $(AGENT_SHARED))
 UNIT_SRCS := $(wildcard tests/unit/test-*.c)
 
@@ -54,10 +54,12 @@ $(AGENT): $(AGENT_SRCS) $(wildcard images/agent/*.h) $(wildcard $(AGENT_SHARED:.
 	$(qecho) "  AGENT   $@"
 	$(Q)$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -I. -static -o $@ $(AGENT_SRCS)
 
-build/tests/%: tests/unit/%.c build/libcrashlab.a tests/unit/check.h
+# Unit tests link every command but main.c, so command-level code is testable too.
+TEST_CMD_OBJS = $(filter-out build/cmd/main.o,$(CMD_OBJS))
+build/tests/%: tests/unit/%.c build/libcrashlab.a $(TEST_CMD_OBJS) tests/unit/check.h
 	@mkdir -p $(dir $@)
 	$(qecho) "  TEST    $@"
-	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< build/libcrashlab.a $(PKG_LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(TEST_CMD_OBJS) build/libcrashlab.a $(PKG_LIBS)
 
 unit: $(UNIT_BINS)
 

@@ -9,13 +9,13 @@
 #include <errno.h>
 #include <sqlite3.h>
 
-#include "cmds.h"
+#include "cmd/cmds.h"
 #include "crashdb/crashdb.h"
 #include "images/basedisk.h"
-#include "lab/guest.h"
-#include "lab/opt.h"
-#include "lab/record.h"
-#include "lab/runner.h"
+#include "engine/guest.h"
+#include "cmd/opt.h"
+#include "engine/record.h"
+#include "engine/runner.h"
 
 static const char bench_usage[] =
 	"usage: crashlab bench boot [-n N] [--accel auto|kvm|tcg]\n"

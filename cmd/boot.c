@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
-#include "lab/guest.h"
-#include "lab/opt.h"
+#include "cmd/cmds.h"
+#include "engine/guest.h"
+#include "cmd/opt.h"
 
 static const char boot_usage[] =
 	"usage: crashlab boot [--accel auto|kvm|tcg] [--disk FILE]... [--timeout S] -- CMD [ARGS...]\n"

@@ -10,11 +10,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "cmds.h"
+#include "cmd/cmds.h"
 #include "images/initramfs.h"
-#include "lab/kbuild.h"
-#include "lab/opt.h"
-#include "lab/vm.h"
+#include "kbuild/kbuild.h"
+#include "cmd/opt.h"
+#include "engine/vm.h"
 
 static const char doctor_usage[] =
 	"usage: crashlab doctor\n"

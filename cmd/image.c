@@ -6,11 +6,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../images/basedisk.h"
-#include "../images/initramfs.h"
-#include "../lab/opt.h"
-#include "../lab/util.h"
-#include "cmds.h"
+#include "images/basedisk.h"
+#include "images/initramfs.h"
+#include "cmd/opt.h"
+#include "host/util.h"
+#include "cmd/cmds.h"
 
 static const char image_usage[] =
 	"usage: crashlab image build\n"

@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../lab/kbuild.h"
-#include "../lab/opt.h"
-#include "cmds.h"
-#include "kernel_test.h"
+#include "kbuild/kbuild.h"
+#include "cmd/opt.h"
+#include "cmd/cmds.h"
+#include "cmd/kernel_test.h"
 
 static const char usage[] =
 	"usage: crashlab kernel build [--source TARBALL] [--patches DIR] [--config FILE] [-j N]\n"

@@ -20,13 +20,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../images/basedisk.h"
-#include "../lab/guest.h"
-#include "../lab/kbuild.h"
-#include "../lab/opt.h"
-#include "../lab/util.h"
-#include "../lab/vm.h"
-#include "kernel_test.h"
+#include "images/basedisk.h"
+#include "engine/guest.h"
+#include "kbuild/kbuild.h"
+#include "cmd/opt.h"
+#include "host/util.h"
+#include "engine/vm.h"
+#include "cmd/kernel_test.h"
 
 #define KTEST_SRC "tools/testing/selftests/fbarrier/fbarrier_test.c"
 

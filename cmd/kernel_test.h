@@ -2,7 +2,7 @@
 #ifndef CRASHLAB_KERNEL_TEST_H
 #define CRASHLAB_KERNEL_TEST_H
 
-#include "../lab/kbuild.h"
+#include "kbuild/kbuild.h"
 
 /* Build the fbarrier kselftest against the tree of the kernel under test (the
  * build of o, or the tree next to --kernel), run it in one guest on each file

@@ -5,8 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lab/util.h"
-#include "cmds.h"
+#include "host/util.h"
+#include "cmd/cmds.h"
 
 struct command {
 	const char *name;

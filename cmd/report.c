@@ -18,10 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
+#include "cmd/cmds.h"
 #include "crashdb/crashdb.h"
-#include "lab/judge.h"
-#include "lab/opt.h"
+#include "judge/judge.h"
+#include "cmd/opt.h"
 
 static const char report_usage[] =
 	"usage: crashlab report [--db FILE] [--format text|markdown|json] [--model LIST] [--all] RUN\n"

@@ -1,7 +1,7 @@
 /*
  * run.c - `crashlab run`: the core loop. For each file system: record the
- * workload (lab/record.c), enumerate crash states from the write log
- * (lab/states.c), check every state in a checker guest (lab/check.c) and
+ * workload (engine/record.c), enumerate crash states from the write log
+ * (engine/states.c), check every state in a checker guest (engine/checker.c) and
  * store it in crashdb, one transaction per state. Ends with a table.
  */
 #include <errno.h>
@@ -11,16 +11,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cmds.h"
+#include "cmd/cmds.h"
 #include "crashdb/crashdb.h"
 #include "images/basedisk.h"
-#include "lab/guest.h"
-#include "lab/judge.h"
-#include "lab/kbuild.h"
-#include "lab/opt.h"
-#include "lab/progress.h"
-#include "lab/runner.h"
-#include "lab/states.h"
+#include "engine/guest.h"
+#include "judge/judge.h"
+#include "kbuild/kbuild.h"
+#include "cmd/opt.h"
+#include "host/progress.h"
+#include "engine/runner.h"
+#include "engine/states.h"
 
 static const char run_usage[] =
 	"usage: crashlab run WORKLOAD.wl [--fs LIST] [--crash flush|write|reorder] [options]\n"

@@ -20,9 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
+#include "cmd/cmds.h"
 #include "crashdb/crashdb.h"
-#include "lab/opt.h"
+#include "cmd/opt.h"
 
 static const char show_usage[] =
 	"usage: crashlab show [--db FILE] [--format text|json] RUN [FS STATE]\n"

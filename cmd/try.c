@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmds.h"
+#include "cmd/cmds.h"
 #include "images/basedisk.h"
-#include "lab/guest.h"
-#include "lab/opt.h"
+#include "engine/guest.h"
+#include "cmd/opt.h"
 
 static const char try_usage[] =
 	"usage: crashlab try [--fs ext4,xfs,btrfs,f2fs] [--size 512M] [--accel auto|kvm|tcg]\n"

@@ -24,7 +24,7 @@
  * row rolls the whole group back. When the caller already holds a
  * transaction the group becomes a savepoint inside it instead.
  */
-#include "crashdb.h"
+#include "crashdb/crashdb.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -34,8 +34,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/opt.h"
-#include "lab/util.h"
+#include "cmd/opt.h"
+#include "host/util.h"
 
 /* "CrLb": PRAGMA application_id of every crashlab database. */
 #define CRASHDB_APP_ID 0x43724c62

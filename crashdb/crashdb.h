@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "lab/tree.h"
+#include "core/tree.h"
 
 #define CRASHDB_DEFAULT "crashlab.db"
 
@@ -71,7 +71,7 @@ struct crashdb_state {
 	int64_t id;                  /* set by insert */
 	int idx;                     /* 0.. within the fs run */
 	const char *kind;            /* flush | final | prefix | subset | torn */
-	const char *spec;            /* the exact recipe (lab/wlog.h spec text) */
+	const char *spec;            /* the exact recipe (core/wlog.h spec text) */
 	int64_t point;               /* ops with log_pos <= point completed */
 	int last_completed_op;       /* highest op id completed (0 if none) */
 	int mount_ok;
@@ -83,12 +83,12 @@ struct crashdb_state {
 	double ms_replay, ms_mount, ms_capture, ms_fsck, ms_other;
 };
 
-/* How a state was judged (lab/models.h), stored with its verdicts. */
+/* How a state was judged (judge/models.h), stored with its verdicts. */
 struct crashdb_judgement {
 	int judged;                  /* 0: not judged (the checker guest went down) */
 	int explained;               /* 1: some set of op pieces reproduces the state */
 	const char *difference;      /* the first difference when not explained */
-	const char *timeline;        /* one mark per op (lab/explain.h EX_MARK_*) */
+	const char *timeline;        /* one mark per op (judge/explain.h EX_MARK_*) */
 };
 
 /* One verdict: state x model x rule (GUARANTEES.md "Verdicts"). */

@@ -17,7 +17,7 @@
  * error messages; its output is captured and shown only on failure (or with
  * --verbose), reduced to the one line that says what went wrong.
  */
-#include "basedisk.h"
+#include "images/basedisk.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -31,8 +31,8 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "../lab/opt.h"
-#include "../lab/util.h"
+#include "cmd/opt.h"
+#include "host/util.h"
 
 #define RECIPE "crashlab-base-1"
 

@@ -38,7 +38,7 @@
  * cache_dir()/images/initramfs-<first 16 hex>.cpio.gz, written under a
  * temporary name and renamed only once complete.
  */
-#include "initramfs.h"
+#include "images/initramfs.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -54,8 +54,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lab/progress.h"
-#include "basedisk.h"
+#include "host/progress.h"
+#include "images/basedisk.h"
 
 #define RECIPE "crashlab-initramfs-1"
 #define BUSYBOX "/bin/busybox"

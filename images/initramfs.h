@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "../lab/util.h"
+#include "host/util.h"
 
 /* One host program the guest image carries. */
 struct img_tool {

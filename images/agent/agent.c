@@ -33,8 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lab/proto.h"
-#include "agent.h"
+#include "core/proto.h"
+#include "images/agent/agent.h"
 
 #define AGENT_VERSION "1"
 

@@ -2,7 +2,7 @@
  * agent.h - the pieces of the in-guest agent (static, libc only).
  *   agent.c    PID 1: pseudo file systems, the channel, EXEC/SHUTDOWN
  *   ops.c      carries out workload ops with the real system calls
- *   capture.c  walks a mounted tree into tree_node lines (lab/tree.h)
+ *   capture.c  walks a mounted tree into tree_node lines (core/tree.h)
  */
 #ifndef CRASHLAB_AGENT_H
 #define CRASHLAB_AGENT_H
@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "lab/workload.h"
+#include "core/workload.h"
 
 /* The result of one op, as recorded in crashdb. */
 struct agent_result {

@@ -1,5 +1,5 @@
 /*
- * capture.c - walk a mounted tree into observed-tree lines (lab/tree.h).
+ * capture.c - walk a mounted tree into observed-tree lines (core/tree.h).
  *
  * Method. First collect every relative path under the directory, never
  * following a symlink (fstatat with AT_SYMLINK_NOFOLLOW, directories
@@ -15,7 +15,7 @@
  * on; the function then returns -1 with the first errno after printing
  * everything it could.
  */
-#include "agent.h"
+#include "images/agent/agent.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,7 +26,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "lab/tree.h"
+#include "core/tree.h"
 
 struct paths {
 	char **v;

@@ -3,7 +3,7 @@
  *
  * Method. The checker guest has two read-only inputs: /dev/vda, the cached
  * base image (the disk as it was before the recording), and /dev/vdb, the
- * write log of the recording. The log is scanned once (lab/wlog.c). For
+ * write log of the recording. The log is scanned once (core/wlog.c). For
  * each state the host names a spec (which log entries to apply, which
  * sectors of a torn write). We then
  *   1. create a device-mapper snapshot of the origin whose copy-on-write
@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "lab/wlog.h"
+#include "images/agent/agent.h"
+#include "core/wlog.h"
 
 #define STATE_NAME "clstate"
 #define STATE_DIR "/mnt/state"

@@ -31,7 +31,7 @@
  * numbers path/path2 name (lstat; 0 when absent); for symlink, path2 is
  * the TARGET, so ino2 is the inode the new link resolves to.
  */
-#include "agent.h"
+#include "images/agent/agent.h"
 
 #include <errno.h>
 #include <fcntl.h>

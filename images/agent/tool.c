@@ -24,7 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "images/agent/agent.h"
 
 static const char usage[] =
 	"usage: crashlab-agent run-ops MOUNTDIR FILE.wl [--fbarrier NR] [--fdatabarrier NR]\n"

@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/models.h"
-#include "lab/sim.h"
-#include "lab/tree.h"
-#include "lab/util.h"
+#include "judge/models.h"
+#include "judge/sim.h"
+#include "core/tree.h"
+#include "host/util.h"
 
 struct kit {
 	struct wl_workload w;

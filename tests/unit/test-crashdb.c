@@ -24,7 +24,7 @@
 #include <unistd.h>
 
 #include "crashdb/crashdb.h"
-#include "lab/util.h"
+#include "host/util.h"
 #include "tests/unit/check.h"
 
 static char dir[] = "/tmp/crashlab-crashdb.XXXXXX";

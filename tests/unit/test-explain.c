@@ -1,5 +1,5 @@
 /*
- * test-explain.c - explanations of hand-made crash states (lab/explain.c):
+ * test-explain.c - explanations of hand-made crash states (judge/explain.c):
  * the persisted pieces per op, identity before content, torn renames and
  * torn blocks explained, and the first difference named (path, field,
  * expected, found) when no set of ops explains a state.
@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "check.h"
-#include "judgekit.h"
+#include "tests/unit/check.h"
+#include "tests/unit/judgekit.h"
 
 static void explain(struct kit *k, int last, struct explain *e)
 {

@@ -21,7 +21,7 @@
 
 #include "images/basedisk.h"
 #include "images/initramfs.h"
-#include "lab/util.h"
+#include "host/util.h"
 #include "tests/unit/check.h"
 
 /* One entry of the archive as read back. */

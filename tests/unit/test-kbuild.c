@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "lab/kbuild.h"
+#include "kbuild/kbuild.h"
 #include "tests/unit/check.h"
 
 static bool has_problem(const struct strvec *p, const char *a, const char *b)

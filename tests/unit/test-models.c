@@ -1,5 +1,5 @@
 /*
- * test-models.c - every rule of lab/models.c on hand-made observed trees:
+ * test-models.c - every rule of judge/models.c on hand-made observed trees:
  * kept and LOST under the rule, and bonus and gone where the promise is
  * not made (by a model without the rule, or before the promising op
  * completed); the universal rules U1-U5; the known answers of
@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "check.h"
-#include "judgekit.h"
+#include "tests/unit/check.h"
+#include "tests/unit/judgekit.h"
 
 #define P2 "p2,p2"
 

@@ -4,7 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "lab/opt.h"
+#include "cmd/opt.h"
 #include "tests/unit/check.h"
 
 static int exit_of(char **argv, int argc, const struct opt *opts, int flags)

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lab/proto.h"
+#include "core/proto.h"
 #include "tests/unit/check.h"
 
 static int read_all(int fd, struct lab_proto_reader *r)

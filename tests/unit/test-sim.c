@@ -1,5 +1,5 @@
 /*
- * test-sim.c - the reference simulator (lab/sim.c): S0 and the changes of
+ * test-sim.c - the reference simulator (judge/sim.c): S0 and the changes of
  * each op (a write split into blocks and its size, a rename into its two
  * halves), failures applied as the guest reports them, inode identities,
  * and the ops it refuses to model.
@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "check.h"
-#include "judgekit.h"
+#include "tests/unit/check.h"
+#include "tests/unit/judgekit.h"
 
 static size_t changes_of(const struct sim *s, int op, enum sim_field_kind kind)
 {

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "lab/states.h"
+#include "engine/states.h"
 #include "tests/unit/check.h"
 
 static struct wlog_entry ents[8192];

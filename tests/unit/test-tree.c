@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/tree.h"
-#include "lab/workload.h"
+#include "core/tree.h"
+#include "core/workload.h"
 #include "tests/unit/check.h"
 
 static int opt_eq(const char *a, const char *b)

@@ -3,7 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lab/util.h"
+#include "host/util.h"
 #include "tests/unit/check.h"
 
 int main(void)

@@ -9,7 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "lab/wlog.h"
+#include "core/wlog.h"
 #include "tests/unit/check.h"
 
 /* ---- a log builder that also remembers what it logged ---- */

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lab/workload.h"
+#include "core/workload.h"
 #include "tests/unit/check.h"
 
 static struct wl_op op;

@@ -1,0 +1,1083 @@
+/*
+ * workload.c - the workload language: tokenizer, parser, canonical printer
+ * and the write pattern.
+ *
+ * Method. A .wl file is read line by line. Each line is first cut into
+ * tokens: a bare word runs to the next blank or '#'; a double-quoted string
+ * may hold anything, with the escapes \n \t \\ \" \xHH resolved; a '#'
+ * outside quotes ends the line. Every token keeps its column and whether it
+ * was quoted, because the quoting carries meaning: in `write P 4K` the 4K
+ * is a length, in `write P "4K"` it is text. A line whose first token
+ * starts with '[' is a section header; anything else is an op, looked up
+ * in one table (keyword, kind, usage) and then read argument by argument
+ * with the few helpers below, each of which names the argument it expected
+ * and the column of the token it rejects. Optional arguments are told
+ * apart by the number of arguments alone, never by guessing from their
+ * text, so every op has one reading.
+ *
+ * Stored values: an omitted OFF of write/dwrite/mmapwrite is stored as 0;
+ * off/len are -1 for ops that take no such argument (append has no OFF);
+ * a TEXT write also sets len = data_len. wl_format prints the canonical
+ * line: every argument explicit except a zero OFF and the plain rename,
+ * modes as four octal digits, sizes with the largest exact K/M/G suffix,
+ * TEXT and xattr VALUE always quoted, other tokens quoted only when they
+ * must be. wl_parse_line reads that line back to the same op (line/col
+ * aside: a single line is line 1).
+ *
+ * libc only: this file is linked into the static guest agent too.
+ */
+#include "core/workload.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct tok {
+	char *s;          /* decoded text, NUL-terminated (may hold NULs if quoted) */
+	size_t len;
+	int col;          /* 1-based column of the first character */
+	int end;          /* column just past the token */
+	int quoted;
+	const char *raw;  /* the token as written in the line */
+	size_t rawlen;
+};
+
+struct toks {
+	struct tok *v;
+	size_t n, cap;
+};
+
+struct pctx {
+	const char *file;
+	int line;
+	char *err;
+	size_t errlen;
+};
+
+static void perr(const struct pctx *c, int col, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void perr(const struct pctx *c, int col, const char *fmt, ...)
+{
+	if (!c->err || !c->errlen)
+		return;
+	int n = snprintf(c->err, c->errlen, "%s:%d:%d: ", c->file, c->line, col);
+	if (n < 0 || (size_t)n >= c->errlen)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	va_end(ap);
+}
+
+static void toks_free(struct toks *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i].s);
+	free(t->v);
+	t->v = NULL;
+	t->n = t->cap = 0;
+}
+
+static int toks_push(struct toks *t, struct tok *k)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 8;
+		struct tok *v = realloc(t->v, cap * sizeof(*v));
+		if (!v)
+			return -1;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n++] = *k;
+	return 0;
+}
+
+static int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static int is_blank(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/* Cut s[0..n) into tokens. 0, or -1 with the error set. */
+static int tokenize(const struct pctx *c, const char *s, size_t n, struct toks *t)
+{
+	size_t i = 0;
+	while (i < n) {
+		if (is_blank((unsigned char)s[i])) {
+			i++;
+			continue;
+		}
+		if (s[i] == '#')
+			break;
+		struct tok k = { .col = (int)i + 1, .raw = s + i };
+		if (s[i] == '"') {
+			char *buf = malloc(n - i + 1);
+			size_t bl = 0, j = i + 1;
+			if (!buf) {
+				perr(c, k.col, "out of memory");
+				return -1;
+			}
+			for (;;) {
+				if (j >= n) {
+					free(buf);
+					perr(c, k.col, "unterminated string");
+					return -1;
+				}
+				if (s[j] == '"')
+					break;
+				if (s[j] != '\\') {
+					buf[bl++] = s[j++];
+					continue;
+				}
+				int ecol = (int)j + 1;
+				char e = j + 1 < n ? s[j + 1] : '\0';
+				if (e == 'n') {
+					buf[bl++] = '\n';
+					j += 2;
+				} else if (e == 't') {
+					buf[bl++] = '\t';
+					j += 2;
+				} else if (e == '\\' || e == '"') {
+					buf[bl++] = e;
+					j += 2;
+				} else if (e == 'x' && j + 3 < n && hexval((unsigned char)s[j + 2]) >= 0 &&
+					   hexval((unsigned char)s[j + 3]) >= 0) {
+					buf[bl++] = (char)(hexval((unsigned char)s[j + 2]) * 16 +
+							   hexval((unsigned char)s[j + 3]));
+					j += 4;
+				} else {
+					free(buf);
+					if (e == 'x')
+						perr(c, ecol, "bad escape '\\x': two hex digits must follow");
+					else if (e == '\0' || (unsigned char)e < 0x20)
+						perr(c, ecol, "bad escape: '\\' at the end of the string");
+					else
+						perr(c, ecol, "bad escape '\\%c' (use \\n \\t \\\\ \\\" or \\xHH)", e);
+					return -1;
+				}
+			}
+			j++; /* the closing quote */
+			if (j < n && !is_blank((unsigned char)s[j]) && s[j] != '#') {
+				free(buf);
+				perr(c, (int)j + 1, "text right after a closing quote; separate the tokens with a space");
+				return -1;
+			}
+			buf[bl] = '\0';
+			k.s = buf;
+			k.len = bl;
+			k.quoted = 1;
+			k.rawlen = j - i;
+			k.end = (int)j + 1;
+			i = j;
+		} else {
+			size_t j = i;
+			while (j < n && !is_blank((unsigned char)s[j]) && s[j] != '#') {
+				if (s[j] == '"') {
+					perr(c, (int)j + 1, "a quote inside a word; quote the whole token");
+					return -1;
+				}
+				j++;
+			}
+			k.len = j - i;
+			k.s = malloc(k.len + 1);
+			if (!k.s) {
+				perr(c, k.col, "out of memory");
+				return -1;
+			}
+			memcpy(k.s, s + i, k.len);
+			k.s[k.len] = '\0';
+			k.rawlen = j - i;
+			k.end = (int)j + 1;
+			i = j;
+		}
+		if (toks_push(t, &k) < 0) {
+			free(k.s);
+			perr(c, k.col, "out of memory");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- the op table ---- */
+
+struct opdef {
+	const char *name;
+	enum wl_kind kind;
+	const char *usage;
+};
+
+static const struct opdef opdefs[WL_NKINDS] = {
+	{ "mkdir", WL_MKDIR, "mkdir P [MODE]" },
+	{ "rmdir", WL_RMDIR, "rmdir P" },
+	{ "creat", WL_CREAT, "creat P [MODE]" },
+	{ "write", WL_WRITE, "write P [OFF] (LEN|\"TEXT\")" },
+	{ "append", WL_APPEND, "append P (LEN|\"TEXT\")" },
+	{ "dwrite", WL_DWRITE, "dwrite P [OFF] LEN" },
+	{ "mmapwrite", WL_MMAPWRITE, "mmapwrite P [OFF] (LEN|\"TEXT\")" },
+	{ "truncate", WL_TRUNCATE, "truncate P SIZE" },
+	{ "falloc", WL_FALLOC, "falloc P (0|keep_size|punch_hole|zero_range|zero_range_keep_size) OFF LEN" },
+	{ "link", WL_LINK, "link OLD NEW" },
+	{ "symlink", WL_SYMLINK, "symlink TARGET P" },
+	{ "rename", WL_RENAME, "rename OLD NEW [noreplace|exchange|barrier]" },
+	{ "unlink", WL_UNLINK, "unlink P" },
+	{ "setxattr", WL_SETXATTR, "setxattr P NAME VALUE" },
+	{ "removexattr", WL_REMOVEXATTR, "removexattr P NAME" },
+	{ "chmod", WL_CHMOD, "chmod P MODE" },
+	{ "fsync", WL_FSYNC, "fsync P" },
+	{ "fdatasync", WL_FDATASYNC, "fdatasync P" },
+	{ "sync", WL_SYNC, "sync" },
+	{ "syncfs", WL_SYNCFS, "syncfs" },
+	{ "sync_file_range", WL_SYNC_FILE_RANGE, "sync_file_range P OFF LEN FLAGS" },
+	{ "fbarrier", WL_FBARRIER, "fbarrier P" },
+	{ "fdatabarrier", WL_FDATABARRIER, "fdatabarrier P" },
+	{ "fiemap_sync", WL_FIEMAP_SYNC, "fiemap_sync P" },
+	{ "close", WL_CLOSE, "close P" },
+	{ "sleep", WL_SLEEP, "sleep MS" },
+	{ "mark", WL_MARK, "mark LABEL" },
+};
+
+static const char *const falloc_names[] = { "0", "keep_size", "punch_hole", "zero_range",
+					    "zero_range_keep_size" };
+static const char *const rename_names[] = { "", "noreplace", "exchange", "barrier" };
+static const char *const sfr_names[] = { "wait_before", "write", "wait_after" };
+
+const char *wl_kind_name(enum wl_kind k)
+{
+	if ((int)k < 0 || k >= WL_NKINDS)
+		return "?";
+	return opdefs[k].name;
+}
+
+/* ---- argument readers ---- */
+
+struct args {
+	const struct pctx *c;
+	const struct opdef *def;
+	struct tok *v;    /* the arguments (the op keyword excluded) */
+	size_t n;
+	int endcol;       /* where a missing argument would have been */
+};
+
+static int missing(const struct args *a, size_t i, const char *what)
+{
+	if (i < a->n)
+		return 0;
+	perr(a->c, a->endcol, "%s: missing %s (usage: %s)", a->def->name, what, a->def->usage);
+	return 1;
+}
+
+/* Show a token in a message, shortened and without control bytes. */
+static const char *shown(const struct tok *k, char *buf, size_t size)
+{
+	size_t o = 0;
+	for (size_t i = 0; i < k->rawlen && o + 4 < size; i++) {
+		unsigned char ch = (unsigned char)k->raw[i];
+		buf[o++] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+	}
+	if (o + 4 >= size && k->rawlen > o) {
+		memcpy(buf + o, "...", 3);
+		o += 3;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+static int parse_path(const struct args *a, size_t i, const char *what, char **out)
+{
+	if (missing(a, i, what))
+		return -1;
+	const struct tok *k = &a->v[i];
+	char sb[64];
+	if (k->len == 0) {
+		perr(a->c, k->col, "empty path");
+		return -1;
+	}
+	if (memchr(k->s, '\0', k->len)) {
+		perr(a->c, k->col, "path %s contains a NUL byte", shown(k, sb, sizeof(sb)));
+		return -1;
+	}
+	if (k->s[0] == '/') {
+		perr(a->c, k->col, "absolute path '%s'; paths are relative to the test file system",
+		     shown(k, sb, sizeof(sb)));
+		return -1;
+	}
+	for (const char *p = k->s; *p;) {
+		size_t cl = strcspn(p, "/");
+		if (cl == 2 && p[0] == '.' && p[1] == '.') {
+			perr(a->c, k->col, "path '%s' has a '..' component", shown(k, sb, sizeof(sb)));
+			return -1;
+		}
+		p += cl;
+		if (*p == '/')
+			p++;
+	}
+	*out = strdup(k->s);
+	return *out ? 0 : -1;
+}
+
+/* A token that is not a path: a name, label or symlink target (no NUL). */
+static int parse_word(const struct args *a, size_t i, const char *what, int allow_empty, char **out)
+{
+	if (missing(a, i, what))
+		return -1;
+	const struct tok *k = &a->v[i];
+	if (!allow_empty && k->len == 0) {
+		perr(a->c, k->col, "empty %s", what);
+		return -1;
+	}
+	if (memchr(k->s, '\0', k->len)) {
+		perr(a->c, k->col, "%s contains a NUL byte", what);
+		return -1;
+	}
+	*out = strdup(k->s);
+	return *out ? 0 : -1;
+}
+
+/* Is token k a number (unquoted digits with an optional K/M/G suffix)? */
+static int looks_numeric(const struct tok *k)
+{
+	return !k->quoted && k->len > 0 && k->s[0] >= '0' && k->s[0] <= '9';
+}
+
+static int parse_num(const struct args *a, size_t i, const char *what, int64_t *out)
+{
+	if (missing(a, i, what))
+		return -1;
+	const struct tok *k = &a->v[i];
+	char sb[64];
+	if (k->quoted) {
+		perr(a->c, k->col, "%s: expected a number for %s, not a quoted string", a->def->name, what);
+		return -1;
+	}
+	uint64_t v = 0;
+	size_t j = 0;
+	while (j < k->len && k->s[j] >= '0' && k->s[j] <= '9') {
+		unsigned d = (unsigned)(k->s[j] - '0');
+		if (v > (UINT64_C(0x7fffffffffffffff) - d) / 10) {
+			perr(a->c, k->col, "number '%s' is too large", shown(k, sb, sizeof(sb)));
+			return -1;
+		}
+		v = v * 10 + d;
+		j++;
+	}
+	int shift = 0;
+	if (j > 0 && j + 1 == k->len) {
+		switch (k->s[j]) {
+		case 'K': case 'k': shift = 10; j++; break;
+		case 'M': case 'm': shift = 20; j++; break;
+		case 'G': case 'g': shift = 30; j++; break;
+		default: break;
+		}
+	}
+	if (j == 0 || j != k->len) {
+		perr(a->c, k->col, "bad number '%s' for %s (digits with an optional K, M or G suffix)",
+		     shown(k, sb, sizeof(sb)), what);
+		return -1;
+	}
+	if (shift && v > (UINT64_C(0x7fffffffffffffff) >> shift)) {
+		perr(a->c, k->col, "number '%s' is too large", shown(k, sb, sizeof(sb)));
+		return -1;
+	}
+	*out = (int64_t)(v << shift);
+	return 0;
+}
+
+static int parse_mode(const struct args *a, size_t i, uint32_t *out)
+{
+	if (missing(a, i, "MODE"))
+		return -1;
+	const struct tok *k = &a->v[i];
+	char sb[64];
+	uint32_t v = 0;
+	size_t j;
+	for (j = 0; j < k->len && k->s[j] >= '0' && k->s[j] <= '7'; j++) {
+		v = v * 8 + (uint32_t)(k->s[j] - '0');
+		if (v > 07777)
+			break;
+	}
+	if (k->quoted || j == 0 || j != k->len || v > 07777) {
+		perr(a->c, k->col, "bad mode '%s' (octal, e.g. 0644; at most 07777)", shown(k, sb, sizeof(sb)));
+		return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* (LEN|"TEXT") at argument i */
+static int parse_len_or_text(const struct args *a, size_t i, struct wl_op *op)
+{
+	if (missing(a, i, "LEN or \"TEXT\""))
+		return -1;
+	const struct tok *k = &a->v[i];
+	if (k->quoted) {
+		op->data = malloc(k->len + 1);
+		if (!op->data)
+			return -1;
+		memcpy(op->data, k->s, k->len + 1);
+		op->data_len = k->len;
+		op->len = (int64_t)k->len;
+		return 0;
+	}
+	if (!looks_numeric(k)) {
+		char sb[64];
+		perr(a->c, k->col, "%s: bad LEN '%s'; a TEXT must be quoted", a->def->name, shown(k, sb, sizeof(sb)));
+		return -1;
+	}
+	return parse_num(a, i, "LEN", &op->len);
+}
+
+static int parse_keyword(const struct args *a, size_t i, const char *what, const char *const *names,
+			 int nnames, const char *choices, int *out)
+{
+	if (missing(a, i, what))
+		return -1;
+	const struct tok *k = &a->v[i];
+	char sb[64];
+	for (int j = 0; j < nnames; j++) {
+		if (!k->quoted && names[j][0] && !strcmp(k->s, names[j])) {
+			*out = j;
+			return 0;
+		}
+	}
+	perr(a->c, k->col, "bad %s '%s' (%s)", what, shown(k, sb, sizeof(sb)), choices);
+	return -1;
+}
+
+static int parse_sfr_flags(const struct args *a, size_t i, int *out)
+{
+	if (missing(a, i, "FLAGS"))
+		return -1;
+	const struct tok *k = &a->v[i];
+	int flags = 0;
+	const char *p = k->s;
+	for (;;) {
+		size_t l = strcspn(p, ",|");
+		int bit = 0;
+		for (int j = 0; j < 3; j++)
+			if (strlen(sfr_names[j]) == l && !strncmp(p, sfr_names[j], l))
+				bit = 1 << j;
+		if (!bit || k->quoted) {
+			char sb[64];
+			perr(a->c, k->col, "bad sync_file_range flag '%.*s' in '%s' (wait_before, write, wait_after, joined by ',' or '|')",
+			     (int)(l > 30 ? 30 : l), p, shown(k, sb, sizeof(sb)));
+			return -1;
+		}
+		flags |= bit;
+		p += l;
+		if (!*p)
+			break;
+		p++;
+	}
+	*out = flags;
+	return 0;
+}
+
+static int parse_value(const struct args *a, size_t i, struct wl_op *op)
+{
+	if (missing(a, i, "VALUE"))
+		return -1;
+	const struct tok *k = &a->v[i];
+	op->value = malloc(k->len + 1);
+	if (!op->value)
+		return -1;
+	memcpy(op->value, k->s, k->len + 1);
+	op->value_len = k->len;
+	return 0;
+}
+
+static int check_aligned(const struct args *a, size_t i, const char *what, int64_t v)
+{
+	if (v % 4096 == 0)
+		return 0;
+	perr(a->c, a->v[i].col, "dwrite: %s %" PRId64 " is not a multiple of 4096 (O_DIRECT needs aligned I/O)",
+	     what, v);
+	return -1;
+}
+
+/* Read the arguments of op (kind already set). Returns the number of
+ * arguments used, or -1. */
+static int parse_args(const struct args *a, struct wl_op *op)
+{
+	size_t n = a->n;
+	switch (op->kind) {
+	case WL_MKDIR:
+	case WL_CREAT:
+		op->mode = op->kind == WL_MKDIR ? 0755 : 0644;
+		if (parse_path(a, 0, "P", &op->path) < 0)
+			return -1;
+		if (n >= 2 && parse_mode(a, 1, &op->mode) < 0)
+			return -1;
+		return n >= 2 ? 2 : 1;
+	case WL_RMDIR: case WL_UNLINK: case WL_FSYNC: case WL_FDATASYNC: case WL_FBARRIER:
+	case WL_FDATABARRIER: case WL_FIEMAP_SYNC: case WL_CLOSE:
+		return parse_path(a, 0, "P", &op->path) < 0 ? -1 : 1;
+	case WL_WRITE:
+	case WL_MMAPWRITE:
+		if (parse_path(a, 0, "P", &op->path) < 0)
+			return -1;
+		op->off = 0;
+		if (n >= 3) {
+			if (parse_num(a, 1, "OFF", &op->off) < 0 || parse_len_or_text(a, 2, op) < 0)
+				return -1;
+			return 3;
+		}
+		return parse_len_or_text(a, 1, op) < 0 ? -1 : 2;
+	case WL_APPEND:
+		if (parse_path(a, 0, "P", &op->path) < 0 || parse_len_or_text(a, 1, op) < 0)
+			return -1;
+		return 2;
+	case WL_DWRITE: {
+		if (parse_path(a, 0, "P", &op->path) < 0)
+			return -1;
+		op->off = 0;
+		size_t li = n >= 3 ? 2 : 1;
+		if (n >= 3 && (parse_num(a, 1, "OFF", &op->off) < 0 || check_aligned(a, 1, "OFF", op->off) < 0))
+			return -1;
+		if (li < n && a->v[li].quoted) {
+			perr(a->c, a->v[li].col, "dwrite: takes a LEN, not a TEXT (O_DIRECT writes whole 4096-byte blocks)");
+			return -1;
+		}
+		if (parse_num(a, li, "LEN", &op->len) < 0 || check_aligned(a, li, "LEN", op->len) < 0)
+			return -1;
+		return (int)li + 1;
+	}
+	case WL_TRUNCATE:
+		if (parse_path(a, 0, "P", &op->path) < 0 || parse_num(a, 1, "SIZE", &op->len) < 0)
+			return -1;
+		return 2;
+	case WL_FALLOC:
+		if (parse_path(a, 0, "P", &op->path) < 0 ||
+		    parse_keyword(a, 1, "falloc mode", falloc_names, 5,
+				  "0, keep_size, punch_hole, zero_range or zero_range_keep_size", &op->flags) < 0 ||
+		    parse_num(a, 2, "OFF", &op->off) < 0 || parse_num(a, 3, "LEN", &op->len) < 0)
+			return -1;
+		return 4;
+	case WL_LINK:
+		if (parse_path(a, 0, "OLD", &op->path) < 0 || parse_path(a, 1, "NEW", &op->path2) < 0)
+			return -1;
+		return 2;
+	case WL_SYMLINK:
+		if (parse_word(a, 0, "TARGET", 1, &op->path2) < 0 || parse_path(a, 1, "P", &op->path) < 0)
+			return -1;
+		return 2;
+	case WL_RENAME:
+		if (parse_path(a, 0, "OLD", &op->path) < 0 || parse_path(a, 1, "NEW", &op->path2) < 0)
+			return -1;
+		op->flags = WL_RENAME_PLAIN;
+		if (n >= 3 && parse_keyword(a, 2, "rename flag", rename_names, 4, "noreplace, exchange or barrier",
+					    &op->flags) < 0)
+			return -1;
+		return n >= 3 ? 3 : 2;
+	case WL_SETXATTR:
+		if (parse_path(a, 0, "P", &op->path) < 0 || parse_word(a, 1, "NAME", 0, &op->name) < 0 ||
+		    parse_value(a, 2, op) < 0)
+			return -1;
+		return 3;
+	case WL_REMOVEXATTR:
+		if (parse_path(a, 0, "P", &op->path) < 0 || parse_word(a, 1, "NAME", 0, &op->name) < 0)
+			return -1;
+		return 2;
+	case WL_CHMOD:
+		if (parse_path(a, 0, "P", &op->path) < 0 || parse_mode(a, 1, &op->mode) < 0)
+			return -1;
+		return 2;
+	case WL_SYNC:
+	case WL_SYNCFS:
+		return 0;
+	case WL_SYNC_FILE_RANGE:
+		if (parse_path(a, 0, "P", &op->path) < 0 || parse_num(a, 1, "OFF", &op->off) < 0 ||
+		    parse_num(a, 2, "LEN", &op->len) < 0 || parse_sfr_flags(a, 3, &op->flags) < 0)
+			return -1;
+		return 4;
+	case WL_SLEEP:
+		return parse_num(a, 0, "MS", &op->len) < 0 ? -1 : 1;
+	case WL_MARK:
+		return parse_word(a, 0, "LABEL", 0, &op->name) < 0 ? -1 : 1;
+	case WL_NKINDS:
+		break;
+	}
+	return -1;
+}
+
+void wl_op_free(struct wl_op *op)
+{
+	if (!op)
+		return;
+	free(op->path);
+	free(op->path2);
+	free(op->data);
+	free(op->name);
+	free(op->value);
+	memset(op, 0, sizeof(*op));
+}
+
+/* Parse the op whose tokens are t (t->n >= 1). */
+static int parse_op(const struct pctx *c, struct toks *t, int id, enum wl_section section, struct wl_op *op)
+{
+	memset(op, 0, sizeof(*op));
+	const struct tok *kw = &t->v[0];
+	const struct opdef *def = NULL;
+	for (int k = 0; k < WL_NKINDS; k++)
+		if (!kw->quoted && !strcmp(kw->s, opdefs[k].name))
+			def = &opdefs[k];
+	if (!def) {
+		char sb[64];
+		perr(c, kw->col, "unknown op '%s'", shown(kw, sb, sizeof(sb)));
+		return -1;
+	}
+	op->kind = def->kind;
+	op->section = section;
+	op->id = id;
+	op->line = c->line;
+	op->col = kw->col;
+	op->off = -1;
+	op->len = -1;
+	struct args a = { c, def, t->v + 1, t->n - 1, t->v[t->n - 1].end };
+	int used = parse_args(&a, op);
+	if (used >= 0 && (size_t)used < a.n) {
+		char sb[64];
+		perr(c, a.v[used].col, "%s: unexpected argument '%s' (usage: %s)", def->name,
+		     shown(&a.v[used], sb, sizeof(sb)), def->usage);
+		used = -1;
+	}
+	if (used < 0) {
+		if (c->err && c->errlen && !c->err[0])
+			perr(c, kw->col, "out of memory");
+		wl_op_free(op);
+		return -1;
+	}
+	return 0;
+}
+
+int wl_parse_line(const char *line, int id, enum wl_section section, struct wl_op *op, char *err,
+		  size_t errlen)
+{
+	struct pctx c = { "<line>", 1, err, errlen };
+	struct toks t = { 0 };
+	if (err && errlen)
+		err[0] = '\0';
+	memset(op, 0, sizeof(*op));
+	size_t n = strcspn(line, "\n");
+	int rc = -1;
+	if (tokenize(&c, line, n, &t) < 0)
+		goto out;
+	if (t.n == 0) {
+		perr(&c, 1, "no op on the line");
+		goto out;
+	}
+	if (t.v[0].s[0] == '[' && !t.v[0].quoted) {
+		perr(&c, t.v[0].col, "a section header where an op was expected");
+		goto out;
+	}
+	rc = parse_op(&c, &t, id, section, op);
+out:
+	toks_free(&t);
+	return rc;
+}
+
+void wl_free(struct wl_workload *w)
+{
+	if (!w)
+		return;
+	for (size_t i = 0; i < w->n; i++)
+		wl_op_free(&w->ops[i]);
+	free(w->ops);
+	free(w->file);
+	memset(w, 0, sizeof(*w));
+}
+
+/* A section header line: its tokens are t. */
+static int parse_header(const struct pctx *c, const struct toks *t, int *state, int *seen_setup,
+			int *seen_run, int *run_line, int *run_col)
+{
+	const struct tok *h = &t->v[0];
+	char sb[64];
+	int is_setup = !strcmp(h->s, "[setup]"), is_run = !strcmp(h->s, "[run]");
+	if (!is_setup && !is_run) {
+		perr(c, h->col, "unknown section '%s' (expected [setup] or [run])", shown(h, sb, sizeof(sb)));
+		return -1;
+	}
+	if (t->n > 1) {
+		perr(c, t->v[1].col, "unexpected '%s' after the section header", shown(&t->v[1], sb, sizeof(sb)));
+		return -1;
+	}
+	if (*state == 1) {
+		perr(c, h->col, "section %s after ops outside any section; a file with sections starts with one",
+		     h->s);
+		return -1;
+	}
+	if ((is_setup && *seen_setup) || (is_run && *seen_run)) {
+		perr(c, h->col, "duplicate section %s", h->s);
+		return -1;
+	}
+	if (is_setup && *seen_run) {
+		perr(c, h->col, "section [setup] must come before [run]");
+		return -1;
+	}
+	if (is_setup) {
+		*seen_setup = 1;
+		*state = 2;
+	} else {
+		*seen_run = 1;
+		*state = 3;
+		*run_line = c->line;
+		*run_col = h->col;
+	}
+	return 0;
+}
+
+int wl_parse(const char *file, const char *text, struct wl_workload *w, char *err, size_t errlen)
+{
+	struct pctx c = { file ? file : "<workload>", 0, err, errlen };
+	struct wl_workload r = { 0 };
+	/* state: 0 nothing yet, 1 ops without a header (all [run]), 2 in [setup], 3 in [run] */
+	int state = 0, seen_setup = 0, seen_run = 0, run_line = 0, run_col = 0;
+	size_t cap = 0, nrun = 0;
+	int last_line = 1, last_col = 1;
+	if (err && errlen)
+		err[0] = '\0';
+	memset(w, 0, sizeof(*w));
+	r.file = strdup(c.file);
+	if (!r.file)
+		goto fail_oom;
+	for (const char *p = text; *p || p == text;) {
+		size_t n = strcspn(p, "\n");
+		c.line++;
+		last_line = c.line;
+		last_col = (int)n + 1;
+		struct toks t = { 0 };
+		if (tokenize(&c, p, n, &t) < 0) {
+			toks_free(&t);
+			goto fail;
+		}
+		if (t.n > 0 && !t.v[0].quoted && t.v[0].s[0] == '[') {
+			int rc = parse_header(&c, &t, &state, &seen_setup, &seen_run, &run_line, &run_col);
+			toks_free(&t);
+			if (rc < 0)
+				goto fail;
+		} else if (t.n > 0) {
+			if (state == 0)
+				state = 1;
+			if (r.n == cap) {
+				size_t nc = cap ? cap * 2 : 16;
+				struct wl_op *v = realloc(r.ops, nc * sizeof(*v));
+				if (!v) {
+					toks_free(&t);
+					goto fail_oom;
+				}
+				r.ops = v;
+				cap = nc;
+			}
+			enum wl_section sec = state == 2 ? WL_SETUP : WL_RUN;
+			int rc = parse_op(&c, &t, (int)r.n + 1, sec, &r.ops[r.n]);
+			toks_free(&t);
+			if (rc < 0)
+				goto fail;
+			r.n++;
+			if (sec == WL_SETUP)
+				r.nsetup++;
+			else
+				nrun++;
+		} else {
+			toks_free(&t);
+		}
+		p += n;
+		if (!*p)
+			break;
+		p++;
+		if (!*p)
+			break;
+	}
+	if (nrun == 0) {
+		if (seen_run) {
+			c.line = run_line;
+			perr(&c, run_col, "section [run] has no ops");
+		} else {
+			c.line = last_line;
+			perr(&c, last_col, "the workload has no [run] ops");
+		}
+		goto fail;
+	}
+	*w = r;
+	return 0;
+fail_oom:
+	perr(&c, 1, "out of memory");
+fail:
+	wl_free(&r);
+	return -1;
+}
+
+/* ---- the canonical printer ---- */
+
+struct out {
+	char *buf;
+	size_t size, len;
+};
+
+static void out_ch(struct out *o, char ch)
+{
+	if (o->len + 1 < o->size)
+		o->buf[o->len] = ch;
+	o->len++;
+}
+
+static void out_str(struct out *o, const char *s)
+{
+	while (*s)
+		out_ch(o, *s++);
+}
+
+static void out_quoted(struct out *o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	out_ch(o, '"');
+	for (size_t i = 0; i < n; i++) {
+		unsigned char ch = (unsigned char)s[i];
+		if (ch == '\n') {
+			out_str(o, "\\n");
+		} else if (ch == '\t') {
+			out_str(o, "\\t");
+		} else if (ch == '\\' || ch == '"') {
+			out_ch(o, '\\');
+			out_ch(o, (char)ch);
+		} else if (ch < 0x20 || ch >= 0x7f) {
+			out_str(o, "\\x");
+			out_ch(o, hex[ch >> 4]);
+			out_ch(o, hex[ch & 15]);
+		} else {
+			out_ch(o, (char)ch);
+		}
+	}
+	out_ch(o, '"');
+}
+
+/* A word: bare when it reads back as itself, else quoted. */
+static void out_word(struct out *o, const char *s)
+{
+	int bare = *s != '\0';
+	for (const unsigned char *p = (const unsigned char *)s; *p && bare; p++)
+		if (*p <= 0x20 || *p >= 0x7f || *p == '"' || *p == '#' || *p == '\\')
+			bare = 0;
+	out_ch(o, ' ');
+	if (bare)
+		out_str(o, s);
+	else
+		out_quoted(o, s, strlen(s));
+}
+
+static void out_size(struct out *o, int64_t v)
+{
+	char b[32];
+	static const char suffix[] = "GMK";
+	for (int i = 0; i < 3; i++) {
+		int shift = 30 - 10 * i;
+		if (v > 0 && v % ((int64_t)1 << shift) == 0) {
+			snprintf(b, sizeof(b), " %" PRId64 "%c", v >> shift, suffix[i]);
+			out_str(o, b);
+			return;
+		}
+	}
+	snprintf(b, sizeof(b), " %" PRId64, v);
+	out_str(o, b);
+}
+
+static void out_mode(struct out *o, uint32_t mode)
+{
+	char b[16];
+	snprintf(b, sizeof(b), " %04o", (unsigned)(mode & 07777));
+	out_str(o, b);
+}
+
+static void out_len_or_text(struct out *o, const struct wl_op *op)
+{
+	if (op->data) {
+		out_ch(o, ' ');
+		out_quoted(o, op->data, op->data_len);
+	} else {
+		out_size(o, op->len);
+	}
+}
+
+int wl_format(const struct wl_op *op, char *buf, size_t size)
+{
+	struct out o = { buf, size, 0 };
+	out_str(&o, wl_kind_name(op->kind));
+	const char *p = op->path ? op->path : "";
+	switch (op->kind) {
+	case WL_MKDIR: case WL_CREAT:
+		out_word(&o, p);
+		out_mode(&o, op->mode);
+		break;
+	case WL_RMDIR: case WL_UNLINK: case WL_FSYNC: case WL_FDATASYNC: case WL_FBARRIER:
+	case WL_FDATABARRIER: case WL_FIEMAP_SYNC: case WL_CLOSE:
+		out_word(&o, p);
+		break;
+	case WL_WRITE: case WL_MMAPWRITE: case WL_DWRITE:
+		out_word(&o, p);
+		if (op->off > 0)
+			out_size(&o, op->off);
+		out_len_or_text(&o, op);
+		break;
+	case WL_APPEND:
+		out_word(&o, p);
+		out_len_or_text(&o, op);
+		break;
+	case WL_TRUNCATE:
+		out_word(&o, p);
+		out_size(&o, op->len);
+		break;
+	case WL_FALLOC:
+		out_word(&o, p);
+		out_ch(&o, ' ');
+		out_str(&o, op->flags >= 0 && op->flags < 5 ? falloc_names[op->flags] : "?");
+		out_size(&o, op->off);
+		out_size(&o, op->len);
+		break;
+	case WL_LINK:
+		out_word(&o, p);
+		out_word(&o, op->path2 ? op->path2 : "");
+		break;
+	case WL_SYMLINK:
+		out_word(&o, op->path2 ? op->path2 : "");
+		out_word(&o, p);
+		break;
+	case WL_RENAME:
+		out_word(&o, p);
+		out_word(&o, op->path2 ? op->path2 : "");
+		if (op->flags > 0 && op->flags < 4) {
+			out_ch(&o, ' ');
+			out_str(&o, rename_names[op->flags]);
+		}
+		break;
+	case WL_SETXATTR:
+		out_word(&o, p);
+		out_word(&o, op->name ? op->name : "");
+		out_ch(&o, ' ');
+		out_quoted(&o, op->value ? op->value : "", op->value ? op->value_len : 0);
+		break;
+	case WL_REMOVEXATTR:
+		out_word(&o, p);
+		out_word(&o, op->name ? op->name : "");
+		break;
+	case WL_CHMOD:
+		out_word(&o, p);
+		out_mode(&o, op->mode);
+		break;
+	case WL_SYNC: case WL_SYNCFS:
+		break;
+	case WL_SYNC_FILE_RANGE: {
+		out_word(&o, p);
+		out_size(&o, op->off);
+		out_size(&o, op->len);
+		out_ch(&o, ' ');
+		int first = 1;
+		for (int j = 0; j < 3; j++) {
+			if (!(op->flags & (1 << j)))
+				continue;
+			if (!first)
+				out_ch(&o, ',');
+			out_str(&o, sfr_names[j]);
+			first = 0;
+		}
+		break;
+	}
+	case WL_SLEEP: {
+		char b[32];
+		snprintf(b, sizeof(b), " %" PRId64, op->len);
+		out_str(&o, b);
+		break;
+	}
+	case WL_MARK:
+		out_word(&o, op->name ? op->name : "");
+		break;
+	case WL_NKINDS:
+		break;
+	}
+	if (size)
+		buf[o.len < size ? o.len : size - 1] = '\0';
+	return (int)o.len;
+}
+
+/* ---- classification ---- */
+
+int wl_is_persistence(const struct wl_op *op)
+{
+	switch (op->kind) {
+	case WL_FSYNC: case WL_FDATASYNC: case WL_SYNC: case WL_SYNCFS:
+		return 1;
+	case WL_SYNC_FILE_RANGE:
+		return (op->flags & WL_SFR_WAIT_AFTER) != 0;
+	default:
+		return 0;
+	}
+}
+
+/* File bytes change: the writes, and fallocate modes that zero or punch.
+ * truncate and plain/keep_size fallocate change the size or allocation
+ * only (bytes past the old end read as zeros either way), so they are
+ * not data writes. */
+int wl_writes_data(const struct wl_op *op)
+{
+	switch (op->kind) {
+	case WL_WRITE: case WL_APPEND: case WL_DWRITE: case WL_MMAPWRITE:
+		return 1;
+	case WL_FALLOC:
+		return op->flags == WL_FALLOC_PUNCH_HOLE || op->flags == WL_FALLOC_ZERO_RANGE ||
+		       op->flags == WL_FALLOC_ZERO_RANGE_KEEP_SIZE;
+	default:
+		return 0;
+	}
+}
+
+/* ---- the write pattern ---- */
+
+static void pattern_record(uint32_t op_id, uint64_t block, unsigned char rec[16])
+{
+	memcpy(rec, WL_PATTERN_MAGIC, 4);
+	for (int i = 0; i < 4; i++)
+		rec[4 + i] = (unsigned char)(op_id >> (8 * i));
+	for (int i = 0; i < 8; i++)
+		rec[8 + i] = (unsigned char)(block >> (8 * i));
+}
+
+void wl_pattern(uint32_t op_id, uint64_t off, void *buf, size_t len)
+{
+	unsigned char *p = buf, rec[16];
+	uint64_t block = UINT64_MAX;
+	for (size_t i = 0; i < len; i++) {
+		uint64_t x = off + i;
+		if (x / 4096 != block) {
+			block = x / 4096;
+			pattern_record(op_id, block, rec);
+		}
+		p[i] = rec[x % 16];
+	}
+}
+
+uint32_t wl_pattern_op(const void *p, uint64_t off)
+{
+	const unsigned char *r = p;
+	if (memcmp(r, WL_PATTERN_MAGIC, 4))
+		return 0;
+	uint64_t block = 0;
+	for (int i = 7; i >= 0; i--)
+		block = block << 8 | r[8 + i];
+	if (block != off / 4096)
+		return 0;
+	return (uint32_t)r[4] | (uint32_t)r[5] << 8 | (uint32_t)r[6] << 16 | (uint32_t)r[7] << 24;
+}

@@ -1,0 +1,1097 @@
+/*
+ * sim.c - the reference simulator (see sim.h).
+ *
+ * Method. The model is a table of inodes, each with its type, mode, size,
+ * 4 KiB block ids, xattrs and (for directories) entries; names, xattr
+ * values and block contents are interned, so a value is one integer and
+ * two equal blocks have the same id. Each op is first checked the way the
+ * kernel would check it (ENOENT, EEXIST, ENOTEMPTY, ...) and only then
+ * applied, through one function, set_field(), which records the change
+ * (field, old value, new value) when the op is a [run] op. Setup ops are
+ * applied without recording: their result is S0. Data writes go block by
+ * block through the block store: the new block is the old one with the
+ * written bytes replaced, so sub-block writes keep what was there; bytes
+ * beyond a file's size are always zero (a shrinking truncate zeroes them),
+ * as the kernel guarantees on re-extension.
+ *
+ * Paths follow the agent (images/agent/ops.c): every op acts on what the
+ * path names now (an fd is reused only while the path still names it), the
+ * open-based ops follow a final symlink, the name ops (rename, link,
+ * unlink, lsetxattr) do not. A symlink in the middle of a path, or one
+ * pointing outside the file system, is not modelled: sim_check refuses it.
+ *
+ * After every op the inode numbers the guest reported for path and path2
+ * are attached to the inodes the simulator resolves them to.
+ */
+#include "judge/sim.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/tree.h"
+#include "host/util.h"
+
+/* ------------------------------------------------------------------ */
+/* Interning */
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	return tree_fnv1a(p, n) | 1;
+}
+
+static int64_t str_intern(struct sim *s, const char *str, size_t len)
+{
+	struct sim_strs *t = &s->strs;
+	if (2 * (t->n + 1) > t->hcap) {
+		size_t nc = t->hcap ? 2 * t->hcap : 64;
+		int64_t *nh = xmalloc(nc * sizeof(*nh));
+		for (size_t i = 0; i < nc; i++)
+			nh[i] = -1;
+		for (size_t i = 0; i < t->n; i++) {
+			size_t h = hash_bytes(t->s[i], t->len[i]) % nc;
+			while (nh[h] >= 0)
+				h = (h + 1) % nc;
+			nh[h] = (int64_t)i;
+		}
+		free(t->hash);
+		t->hash = nh;
+		t->hcap = nc;
+	}
+	size_t h = hash_bytes(str, len) % t->hcap;
+	for (; t->hash[h] >= 0; h = (h + 1) % t->hcap) {
+		int64_t i = t->hash[h];
+		if (t->len[i] == len && !memcmp(t->s[i], str, len))
+			return i;
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 64;
+		t->s = xrealloc(t->s, t->cap * sizeof(*t->s));
+		t->len = xrealloc(t->len, t->cap * sizeof(*t->len));
+	}
+	t->s[t->n] = xmalloc(len + 1);
+	memcpy(t->s[t->n], str, len);
+	t->s[t->n][len] = '\0';
+	t->len[t->n] = len;
+	t->hash[h] = (int64_t)t->n;
+	return (int64_t)t->n++;
+}
+
+int64_t sim_str_find(const struct sim *s, const char *str, size_t len)
+{
+	const struct sim_strs *t = &s->strs;
+	if (!t->hcap)
+		return -1;
+	size_t h = hash_bytes(str, len) % t->hcap;
+	for (; t->hash[h] >= 0; h = (h + 1) % t->hcap) {
+		int64_t i = t->hash[h];
+		if (t->len[i] == len && !memcmp(t->s[i], str, len))
+			return i;
+	}
+	return -1;
+}
+
+const char *sim_str(const struct sim *s, int64_t id, size_t *len)
+{
+	assert(id >= 0 && (size_t)id < s->strs.n);
+	if (len)
+		*len = s->strs.len[id];
+	return s->strs.s[id];
+}
+
+static int64_t blk_intern(struct sim *s, const unsigned char *b)
+{
+	struct sim_blocks *t = &s->blks;
+	if (2 * (t->n + 1) > t->hcap) {
+		size_t nc = t->hcap ? 2 * t->hcap : 256;
+		int64_t *nh = xmalloc(nc * sizeof(*nh));
+		for (size_t i = 0; i < nc; i++)
+			nh[i] = -1;
+		for (size_t i = 0; i < t->n; i++) {
+			size_t h = hash_bytes(t->b[i], TREE_BLOCK) % nc;
+			while (nh[h] >= 0)
+				h = (h + 1) % nc;
+			nh[h] = (int64_t)i;
+		}
+		free(t->hash);
+		t->hash = nh;
+		t->hcap = nc;
+	}
+	size_t h = hash_bytes(b, TREE_BLOCK) % t->hcap;
+	for (; t->hash[h] >= 0; h = (h + 1) % t->hcap) {
+		int64_t i = t->hash[h];
+		if (!memcmp(t->b[i], b, TREE_BLOCK))
+			return i;
+	}
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 256;
+		t->b = xrealloc(t->b, t->cap * sizeof(*t->b));
+	}
+	t->b[t->n] = xmalloc(TREE_BLOCK);
+	memcpy(t->b[t->n], b, TREE_BLOCK);
+	t->hash[h] = (int64_t)t->n;
+	return (int64_t)t->n++;
+}
+
+const unsigned char *sim_block(const struct sim *s, int64_t id)
+{
+	assert(id >= 0 && (size_t)id < s->blks.n);
+	return s->blks.b[id];
+}
+
+void sim_block_token(const struct sim *s, int64_t id, uint64_t off, size_t len, char out[24])
+{
+	tree_block_token(sim_block(s, id), len > TREE_BLOCK ? TREE_BLOCK : len, off, out);
+}
+
+/* ------------------------------------------------------------------ */
+/* Fields and their history */
+
+static size_t field_hash(const struct sim_field *f)
+{
+	uint64_t h = (uint64_t)f->kind * 0x9e3779b97f4a7c15ULL ^ (uint64_t)f->ino * 0xc2b2ae3d27d4eb4fULL ^
+		     (uint64_t)f->key * 0x165667b19e3779f9ULL;
+	return (size_t)(h ^ (h >> 29));
+}
+
+static int field_eq(const struct sim_field *a, const struct sim_field *b)
+{
+	return a->kind == b->kind && a->ino == b->ino && a->key == b->key;
+}
+
+static struct sim_hist *hist_slot(const struct sim *s, const struct sim_field *f)
+{
+	if (!s->hcap)
+		return NULL;
+	size_t h = field_hash(f) % s->hcap;
+	for (; s->hist[h].used; h = (h + 1) % s->hcap)
+		if (field_eq(&s->hist[h].f, f))
+			return &s->hist[h];
+	return &s->hist[h];
+}
+
+static void hist_add(struct sim *s, const struct sim_field *f, size_t change)
+{
+	if (2 * (s->nhist + 1) > s->hcap) {
+		size_t oc = s->hcap;
+		struct sim_hist *old = s->hist;
+		s->hcap = oc ? 2 * oc : 256;
+		s->hist = xcalloc(s->hcap, sizeof(*s->hist));
+		for (size_t i = 0; i < oc; i++)
+			if (old[i].used)
+				*hist_slot(s, &old[i].f) = old[i];
+		free(old);
+	}
+	struct sim_hist *hs = hist_slot(s, f);
+	if (!hs->used) {
+		hs->used = 1;
+		hs->f = *f;
+		s->nhist++;
+	}
+	hs->idx = xrealloc(hs->idx, (hs->n + 1) * sizeof(*hs->idx));
+	hs->idx[hs->n++] = change;
+}
+
+const struct sim_hist *sim_history(const struct sim *s, const struct sim_field *f)
+{
+	struct sim_hist *h = hist_slot(s, f);
+	return h && h->used ? h : NULL;
+}
+
+/* Raw field access on the current (final) inode table. */
+static int64_t field_get(const struct sim *s, const struct sim_field *f)
+{
+	const struct sim_inode *in = &s->in[f->ino];
+	switch (f->kind) {
+	case SF_ENTRY:
+		for (size_t i = 0; i < in->ne; i++)
+			if (in->enames[i] == f->key)
+				return in->echild[i];
+		return SIM_ABSENT;
+	case SF_MODE:
+		return in->mode;
+	case SF_SIZE:
+		return (int64_t)in->size;
+	case SF_BLOCK:
+		return (size_t)f->key < in->nblocks ? in->blocks[f->key] : 0;
+	case SF_XATTR:
+		for (size_t i = 0; i < in->nx; i++)
+			if (in->xnames[i] == f->key)
+				return in->xvals[i];
+		return SIM_ABSENT;
+	}
+	return SIM_ABSENT;
+}
+
+static void add_name(int64_t **v, size_t *n, int64_t name)
+{
+	for (size_t i = 0; i < *n; i++)
+		if ((*v)[i] == name)
+			return;
+	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
+	(*v)[(*n)++] = name;
+}
+
+static void field_put(struct sim *s, const struct sim_field *f, int64_t val)
+{
+	struct sim_inode *in = &s->in[f->ino];
+	switch (f->kind) {
+	case SF_ENTRY: {
+		add_name(&in->allnames, &in->nall, f->key);
+		for (size_t i = 0; i < in->ne; i++) {
+			if (in->enames[i] != f->key)
+				continue;
+			if (val == SIM_ABSENT) {
+				in->enames[i] = in->enames[in->ne - 1];
+				in->echild[i] = in->echild[in->ne - 1];
+				in->ne--;
+			} else {
+				in->echild[i] = (int)val;
+			}
+			return;
+		}
+		if (val == SIM_ABSENT)
+			return;
+		in->enames = xrealloc(in->enames, (in->ne + 1) * sizeof(*in->enames));
+		in->echild = xrealloc(in->echild, (in->ne + 1) * sizeof(*in->echild));
+		in->enames[in->ne] = f->key;
+		in->echild[in->ne++] = (int)val;
+		return;
+	}
+	case SF_MODE:
+		in->mode = (uint32_t)val;
+		return;
+	case SF_SIZE:
+		in->size = (uint64_t)val;
+		return;
+	case SF_BLOCK:
+		if ((size_t)f->key >= in->nblocks) {
+			size_t nn = (size_t)f->key + 1;
+			in->blocks = xrealloc(in->blocks, nn * sizeof(*in->blocks));
+			for (size_t i = in->nblocks; i < nn; i++)
+				in->blocks[i] = 0;
+			in->nblocks = nn;
+		}
+		in->blocks[f->key] = val;
+		return;
+	case SF_XATTR:
+		add_name(&in->allx, &in->nallx, f->key);
+		for (size_t i = 0; i < in->nx; i++) {
+			if (in->xnames[i] != f->key)
+				continue;
+			if (val == SIM_ABSENT) {
+				in->xnames[i] = in->xnames[in->nx - 1];
+				in->xvals[i] = in->xvals[in->nx - 1];
+				in->nx--;
+			} else {
+				in->xvals[i] = val;
+			}
+			return;
+		}
+		if (val == SIM_ABSENT)
+			return;
+		in->xnames = xrealloc(in->xnames, (in->nx + 1) * sizeof(*in->xnames));
+		in->xvals = xrealloc(in->xvals, (in->nx + 1) * sizeof(*in->xvals));
+		in->xnames[in->nx] = f->key;
+		in->xvals[in->nx++] = val;
+		return;
+	}
+}
+
+/* The op being applied (its id), and whether its changes are recorded. */
+struct ctx {
+	struct sim *s;
+	const struct wl_op *op;
+	int record;       /* a [run] op: its changes are recorded */
+	int dry;          /* only check: change nothing */
+};
+
+static void set_field(struct ctx *c, enum sim_field_kind kind, int ino, int64_t key, int64_t val, int data)
+{
+	struct sim *s = c->s;
+	if (c->dry)
+		return;
+	struct sim_field f = { kind, ino, key };
+	int64_t old = field_get(s, &f);
+	if (old == val)
+		return;
+	field_put(s, &f, val);
+	if (!c->record)
+		return;
+	s->ch = xrealloc(s->ch, (s->nch + 1) * sizeof(*s->ch));
+	s->ch[s->nch] = (struct sim_change){ .op = c->op->id, .f = f, .old = old, .val = val, .data = data };
+	hist_add(s, &f, s->nch);
+	s->nch++;
+}
+
+int64_t sim_value_final(const struct sim *s, const struct sim_field *f)
+{
+	if ((size_t)f->ino >= s->nin)
+		return SIM_ABSENT;
+	return field_get(s, f);
+}
+
+int64_t sim_value_at(const struct sim *s, const struct sim_field *f, int k)
+{
+	const struct sim_hist *h = sim_history(s, f);
+	if (!h)
+		return sim_value_final(s, f);
+	int64_t v = s->ch[h->idx[0]].old;
+	for (size_t i = 0; i < h->n && s->ch[h->idx[i]].op <= k; i++)
+		v = s->ch[h->idx[i]].val;
+	return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* Paths */
+
+static int new_inode(struct sim *s, char type, uint32_t mode, int born)
+{
+	if (born < 0)
+		return SIM_ROOT; /* a dry run creates nothing */
+	s->in = xrealloc(s->in, (s->nin + 1) * sizeof(*s->in));
+	memset(&s->in[s->nin], 0, sizeof(s->in[s->nin]));
+	s->in[s->nin].type = type;
+	s->in[s->nin].mode = mode;
+	s->in[s->nin].born = born;
+	return (int)s->nin++;
+}
+
+struct where {
+	int dir;          /* the directory holding the last name, -1 when a middle component is missing */
+	int64_t name;     /* the last name's id */
+	int ino;          /* what it names (no follow), or SIM_ABSENT */
+	int err;          /* ENOENT/ENOTDIR for a middle component, EOPNOTSUPP for what we do not model */
+};
+
+static int lookup(const struct sim *s, int dir, const char *name, size_t len)
+{
+	int64_t id = sim_str_find(s, name, len);
+	if (id < 0)
+		return SIM_ABSENT;
+	struct sim_field f = { SF_ENTRY, dir, id };
+	return (int)field_get(s, &f);
+}
+
+static struct where resolve(struct sim *s, const char *path)
+{
+	struct where w = { SIM_ROOT, -1, SIM_ABSENT, 0 };
+	const char *p = path;
+	int dir = SIM_ROOT;
+	for (;;) {
+		while (*p == '/')
+			p++;
+		const char *e = strchr(p, '/');
+		size_t len = e ? (size_t)(e - p) : strlen(p);
+		const char *rest = e;
+		while (rest && *rest == '/')
+			rest++;
+		if (!rest || !*rest) {
+			w.dir = dir;
+			if (len == 0) { /* the root itself */
+				w.dir = -1;
+				w.ino = SIM_ROOT;
+				return w;
+			}
+			w.name = str_intern(s, p, len);
+			w.ino = lookup(s, dir, p, len);
+			return w;
+		}
+		int child = (len == 1 && *p == '.') ? dir : lookup(s, dir, p, len);
+		if (child == SIM_ABSENT) {
+			w.dir = -1;
+			w.err = ENOENT;
+			return w;
+		}
+		if (s->in[child].type == 'l') {
+			w.dir = -1;
+			w.err = EOPNOTSUPP;
+			return w;
+		}
+		if (s->in[child].type != 'd') {
+			w.dir = -1;
+			w.err = ENOTDIR;
+			return w;
+		}
+		dir = child;
+		p = rest;
+	}
+}
+
+/* Follow a final symlink (relative targets only, a few levels). */
+static struct where follow(struct sim *s, struct where w, int *unsupported)
+{
+	for (int depth = 0; depth < 8 && w.ino != SIM_ABSENT && s->in[w.ino].type == 'l'; depth++) {
+		const char *t = s->in[w.ino].target;
+		if (!t || t[0] == '/' || strstr(t, "..")) {
+			*unsupported = 1;
+			return w;
+		}
+		/* the target is relative to the link's directory */
+		char *dirpath = w.dir == SIM_ROOT ? xstrdup("") : sim_path_at(s, w.dir, 1 << 30);
+		if (!dirpath) {
+			*unsupported = 1;
+			return w;
+		}
+		char *full = *dirpath ? xasprintf("%s/%s", dirpath, t) : xstrdup(t);
+		w = resolve(s, full);
+		free(full);
+		free(dirpath);
+		if (w.err)
+			return w;
+	}
+	return w;
+}
+
+static int path_ino_at(const struct sim *s, int ino, int k, struct sbuf *out, int depth)
+{
+	if (ino == SIM_ROOT)
+		return 0;
+	if (depth > 64)
+		return -1;
+	/* find a directory with an entry naming ino in S_k */
+	for (size_t d = 0; d < s->nin; d++) {
+		const struct sim_inode *dn = &s->in[d];
+		if (dn->type != 'd')
+			continue;
+		for (size_t i = 0; i < dn->nall; i++) {
+			struct sim_field f = { SF_ENTRY, (int)d, dn->allnames[i] };
+			if (sim_value_at(s, &f, k) != ino)
+				continue;
+			if (path_ino_at(s, (int)d, k, out, depth + 1) < 0)
+				continue;
+			size_t l;
+			const char *nm = sim_str(s, dn->allnames[i], &l);
+			if (out->len)
+				sbuf_adds(out, "/");
+			sbuf_add(out, nm, l);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+char *sim_path_at(const struct sim *s, int ino, int k)
+{
+	struct sbuf sb = SBUF_INIT;
+	if (path_ino_at(s, ino, k, &sb, 0) < 0) {
+		sbuf_free(&sb);
+		return NULL;
+	}
+	if (!sb.buf)
+		sbuf_adds(&sb, "");
+	return sbuf_detach(&sb);
+}
+
+char *sim_entry_path_at(const struct sim *s, int dir, int64_t name, int k)
+{
+	size_t l;
+	const char *nm = sim_str(s, name, &l);
+	if (dir == SIM_ROOT)
+		return xasprintf("%.*s", (int)l, nm);
+	char *d = sim_path_at(s, dir, k);
+	if (!d)
+		d = xasprintf("(dir #%d)", dir);
+	char *r = xasprintf("%s/%.*s", d, (int)l, nm);
+	free(d);
+	return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* Data */
+
+static void write_bytes(struct ctx *c, int ino, uint64_t off, const unsigned char *src, const struct wl_op *pat,
+			uint64_t len)
+{
+	struct sim *s = c->s;
+	unsigned char blk[TREE_BLOCK];
+	uint64_t done = 0;
+	while (done < len) {
+		uint64_t pos = off + done, b = pos / TREE_BLOCK, in = pos % TREE_BLOCK;
+		size_t n = (size_t)(TREE_BLOCK - in < len - done ? TREE_BLOCK - in : len - done);
+		struct sim_field f = { SF_BLOCK, ino, (int64_t)b };
+		memcpy(blk, sim_block(s, field_get(s, &f)), TREE_BLOCK);
+		if (src)
+			memcpy(blk + in, src + done, n);
+		else if (pat)
+			wl_pattern((uint32_t)pat->id, pos, blk + in, n);
+		else
+			memset(blk + in, 0, n);
+		set_field(c, SF_BLOCK, ino, (int64_t)b, blk_intern(s, blk), 1);
+		done += n;
+	}
+}
+
+static void set_size(struct ctx *c, int ino, uint64_t size, int data)
+{
+	struct sim_inode *in = &c->s->in[ino];
+	uint64_t old = in->size;
+	if (size < old) {
+		/* zero what lies beyond the new end, so a later extension reads zeros */
+		uint64_t end = (old + TREE_BLOCK - 1) / TREE_BLOCK * TREE_BLOCK;
+		if (size % TREE_BLOCK)
+			write_bytes(c, ino, size, NULL, NULL, TREE_BLOCK - size % TREE_BLOCK);
+		for (uint64_t b = (size + TREE_BLOCK - 1) / TREE_BLOCK; b * TREE_BLOCK < end; b++)
+			set_field(c, SF_BLOCK, ino, (int64_t)b, 0, data);
+	}
+	set_field(c, SF_SIZE, ino, 0, (int64_t)size, data);
+}
+
+/* ------------------------------------------------------------------ */
+/* Ops */
+
+static int is_empty_dir(const struct sim_inode *in)
+{
+	return in->ne == 0;
+}
+
+static int is_opened(const struct sim *s, const char *path)
+{
+	for (size_t i = 0; i < s->nopened; i++)
+		if (!strcmp(s->opened[i], path))
+			return 1;
+	return 0;
+}
+
+static void mark_opened(struct sim *s, const char *path)
+{
+	if (is_opened(s, path))
+		return;
+	s->opened = xrealloc(s->opened, (s->nopened + 1) * sizeof(*s->opened));
+	s->opened[s->nopened++] = xstrdup(path);
+}
+
+static void unmark_opened(struct sim *s, const char *path)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < s->nopened; i++) {
+		if (strcmp(s->opened[i], path))
+			s->opened[k++] = s->opened[i];
+		else
+			free(s->opened[i]);
+	}
+	s->nopened = k;
+}
+
+static int is_ancestor(const struct sim *s, int anc, int ino)
+{
+	/* is anc ino itself or above it? (directories have one name) */
+	for (int depth = 0; depth < 256; depth++) {
+		if (ino == anc)
+			return 1;
+		if (ino == SIM_ROOT)
+			return 0;
+		int parent = -1;
+		for (size_t d = 0; d < s->nin && parent < 0; d++)
+			for (size_t i = 0; i < s->in[d].ne; i++)
+				if (s->in[d].echild[i] == ino) {
+					parent = (int)d;
+					break;
+				}
+		if (parent < 0)
+			return 0;
+		ino = parent;
+	}
+	return 0;
+}
+
+static uint64_t data_len(const struct wl_op *op)
+{
+	if (op->data)
+		return op->data_len;
+	return op->len > 0 ? (uint64_t)op->len : 0;
+}
+
+/* Open-for-data semantics (write, append, dwrite, mmapwrite, creat): the
+ * target inode, created when missing; -errno on failure. */
+static int open_create(struct ctx *c, const char *path, uint32_t mode, int *unsup)
+{
+	struct sim *s = c->s;
+	struct where w = follow(s, resolve(s, path), unsup);
+	if (*unsup)
+		return -EOPNOTSUPP;
+	if (w.err)
+		return -w.err;
+	if (w.ino == SIM_ABSENT) {
+		if (w.dir < 0)
+			return -ENOENT;
+		int ino = new_inode(s, 'f', mode, c->dry ? -1 : c->record ? c->op->id : 0);
+		set_field(c, SF_ENTRY, w.dir, w.name, ino, 0);
+		return ino;
+	}
+	if (s->in[w.ino].type == 'd')
+		return -EISDIR;
+	return w.ino;
+}
+
+/* An existing path for an fd op (follows symlinks); -errno. */
+static int open_existing(struct sim *s, const char *path, int *unsup)
+{
+	struct where w = follow(s, resolve(s, path), unsup);
+	if (*unsup)
+		return -EOPNOTSUPP;
+	if (w.err)
+		return -w.err;
+	if (w.ino == SIM_ABSENT)
+		return -ENOENT;
+	return w.ino;
+}
+
+/* Apply op; returns 0 or an errno; *unsup set when the op cannot be modelled. */
+static int apply(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	switch (op->kind) {
+	case WL_MKDIR: {
+		struct where w = resolve(s, op->path);
+		if (w.err)
+			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
+		if (w.ino != SIM_ABSENT)
+			return EEXIST;
+		if (w.dir < 0)
+			return ENOENT;
+		int ino = new_inode(s, 'd', op->mode & 07777, c->dry ? -1 : c->record ? op->id : 0);
+		set_field(c, SF_ENTRY, w.dir, w.name, ino, 0);
+		return 0;
+	}
+	case WL_RMDIR: {
+		struct where w = resolve(s, op->path);
+		if (w.err)
+			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
+		if (w.ino == SIM_ABSENT)
+			return ENOENT;
+		if (w.ino == SIM_ROOT)
+			return EBUSY;
+		if (s->in[w.ino].type != 'd')
+			return ENOTDIR;
+		if (!is_empty_dir(&s->in[w.ino]))
+			return ENOTEMPTY;
+		set_field(c, SF_ENTRY, w.dir, w.name, SIM_ABSENT, 0);
+		return 0;
+	}
+	case WL_CREAT: {
+		int ino = open_create(c, op->path, op->mode & 07777, unsup);
+		if (ino < 0)
+			return -ino;
+		if (c->dry)
+			return 0;
+		mark_opened(s, op->path);
+		set_size(c, ino, 0, 0);
+		return 0;
+	}
+	case WL_WRITE:
+	case WL_APPEND:
+	case WL_DWRITE:
+	case WL_MMAPWRITE: {
+		uint64_t len = data_len(op), off = op->off > 0 ? (uint64_t)op->off : 0;
+		if (op->kind == WL_DWRITE && (off % 512 || len % 512))
+			return EINVAL;
+		int ino = open_create(c, op->path, 0644, unsup);
+		if (ino < 0)
+			return -ino;
+		if (c->dry)
+			return off + len > (uint64_t)SIM_MAX_FILE ? (*unsup = 1, EFBIG) : 0;
+		mark_opened(s, op->path);
+		if (op->kind == WL_APPEND)
+			off = s->in[ino].size;
+		if (off + len > (uint64_t)SIM_MAX_FILE) {
+			*unsup = 1;
+			return EFBIG;
+		}
+		write_bytes(c, ino, off, (const unsigned char *)op->data, op->data ? NULL : op, len);
+		if (off + len > s->in[ino].size)
+			set_size(c, ino, off + len, 1);
+		return 0;
+	}
+	case WL_TRUNCATE: {
+		int ino = open_existing(s, op->path, unsup);
+		if (ino < 0)
+			return -ino;
+		if (s->in[ino].type == 'd')
+			return EISDIR;
+		if (op->len < 0)
+			return EINVAL;
+		if (op->len > SIM_MAX_FILE) {
+			*unsup = 1;
+			return EFBIG;
+		}
+		set_size(c, ino, (uint64_t)op->len, 0);
+		return 0;
+	}
+	case WL_FALLOC: {
+		int ino = open_existing(s, op->path, unsup);
+		if (ino < 0)
+			return -ino;
+		if (s->in[ino].type == 'd')
+			return EISDIR;
+		if (op->off < 0 || op->len <= 0)
+			return EINVAL;
+		uint64_t off = (uint64_t)op->off, len = (uint64_t)op->len, size = s->in[ino].size;
+		if (off + len > (uint64_t)SIM_MAX_FILE) {
+			*unsup = 1;
+			return EFBIG;
+		}
+		if (c->dry)
+			return op->flags > WL_FALLOC_ZERO_RANGE_KEEP_SIZE ? EINVAL : 0;
+		mark_opened(s, op->path);
+		switch (op->flags) {
+		case WL_FALLOC_DEFAULT:
+			if (off + len > size)
+				set_size(c, ino, off + len, 0);
+			break;
+		case WL_FALLOC_KEEP_SIZE:
+			break;
+		case WL_FALLOC_PUNCH_HOLE:
+		case WL_FALLOC_ZERO_RANGE_KEEP_SIZE:
+			if (off < size)
+				write_bytes(c, ino, off, NULL, NULL, (off + len > size ? size : off + len) - off);
+			break;
+		case WL_FALLOC_ZERO_RANGE:
+			if (off < size)
+				write_bytes(c, ino, off, NULL, NULL, (off + len > size ? size : off + len) - off);
+			if (off + len > size)
+				set_size(c, ino, off + len, 0);
+			break;
+		default:
+			return EINVAL;
+		}
+		return 0;
+	}
+	case WL_LINK: {
+		struct where a = resolve(s, op->path), b = resolve(s, op->path2);
+		if (a.err == EOPNOTSUPP || b.err == EOPNOTSUPP)
+			return *unsup = 1, EOPNOTSUPP;
+		if (a.err)
+			return a.err;
+		if (a.ino == SIM_ABSENT)
+			return ENOENT;
+		if (b.err)
+			return b.err;
+		if (b.ino != SIM_ABSENT)
+			return EEXIST;
+		if (s->in[a.ino].type == 'd')
+			return EPERM;
+		set_field(c, SF_ENTRY, b.dir, b.name, a.ino, 0);
+		return 0;
+	}
+	case WL_SYMLINK: {
+		struct where w = resolve(s, op->path);
+		if (w.err)
+			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
+		if (w.ino != SIM_ABSENT)
+			return EEXIST;
+		if (c->dry)
+			return 0;
+		int ino = new_inode(s, 'l', 0777, c->record ? op->id : 0);
+		s->in[ino].target = xstrdup(op->path2 ? op->path2 : "");
+		s->in[ino].size = strlen(s->in[ino].target);
+		set_field(c, SF_ENTRY, w.dir, w.name, ino, 0);
+		return 0;
+	}
+	case WL_RENAME: {
+		struct where a = resolve(s, op->path), b = resolve(s, op->path2);
+		if (a.err == EOPNOTSUPP || b.err == EOPNOTSUPP)
+			return *unsup = 1, EOPNOTSUPP;
+		if (a.err)
+			return a.err;
+		if (a.ino == SIM_ABSENT)
+			return ENOENT;
+		if (b.err)
+			return b.err;
+		if (op->flags == WL_RENAME_EXCHANGE) {
+			if (b.ino == SIM_ABSENT)
+				return ENOENT;
+			if (a.ino == b.ino)
+				return 0;
+			if ((s->in[a.ino].type == 'd' && is_ancestor(s, a.ino, b.dir)) ||
+			    (s->in[b.ino].type == 'd' && is_ancestor(s, b.ino, a.dir)))
+				return EINVAL;
+			int ai = a.ino, bi = b.ino;
+			set_field(c, SF_ENTRY, a.dir, a.name, bi, 0);
+			set_field(c, SF_ENTRY, b.dir, b.name, ai, 0);
+			return 0;
+		}
+		if (op->flags == WL_RENAME_NOREPLACE && b.ino != SIM_ABSENT)
+			return EEXIST;
+		if (a.ino == b.ino)
+			return 0;
+		const struct sim_inode *ai = &s->in[a.ino];
+		if (ai->type == 'd' && is_ancestor(s, a.ino, b.dir))
+			return EINVAL;
+		if (b.ino != SIM_ABSENT) {
+			const struct sim_inode *bi = &s->in[b.ino];
+			if (ai->type == 'd' && bi->type != 'd')
+				return ENOTDIR;
+			if (ai->type != 'd' && bi->type == 'd')
+				return EISDIR;
+			if (bi->type == 'd' && !is_empty_dir(bi))
+				return ENOTEMPTY;
+		}
+		int moved = a.ino;
+		set_field(c, SF_ENTRY, a.dir, a.name, SIM_ABSENT, 0);
+		set_field(c, SF_ENTRY, b.dir, b.name, moved, 0);
+		return 0;
+	}
+	case WL_UNLINK: {
+		struct where w = resolve(s, op->path);
+		if (w.err)
+			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
+		if (w.ino == SIM_ABSENT)
+			return ENOENT;
+		if (s->in[w.ino].type == 'd')
+			return EISDIR;
+		set_field(c, SF_ENTRY, w.dir, w.name, SIM_ABSENT, 0);
+		return 0;
+	}
+	case WL_SETXATTR:
+	case WL_REMOVEXATTR: {
+		struct where w = resolve(s, op->path);
+		if (w.err)
+			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
+		if (w.ino == SIM_ABSENT)
+			return ENOENT;
+		if (s->in[w.ino].type == 'l' && !strncmp(op->name, "user.", 5))
+			return EPERM;
+		int64_t name = str_intern(s, op->name, strlen(op->name));
+		struct sim_field f = { SF_XATTR, w.ino, name };
+		if (op->kind == WL_REMOVEXATTR) {
+			if (field_get(s, &f) == SIM_ABSENT)
+				return ENODATA;
+			set_field(c, SF_XATTR, w.ino, name, SIM_ABSENT, 0);
+		} else {
+			set_field(c, SF_XATTR, w.ino, name,
+				  str_intern(s, op->value ? op->value : "", op->value ? op->value_len : 0), 0);
+		}
+		return 0;
+	}
+	case WL_CHMOD: {
+		int ino = open_existing(s, op->path, unsup);
+		if (ino < 0)
+			return -ino;
+		set_field(c, SF_MODE, ino, 0, op->mode & 07777, 0);
+		return 0;
+	}
+	case WL_FSYNC:
+	case WL_FDATASYNC:
+	case WL_SYNC_FILE_RANGE:
+	case WL_FBARRIER:
+	case WL_FDATABARRIER:
+	case WL_FIEMAP_SYNC: {
+		int ino = open_existing(s, op->path, unsup);
+		if (ino < 0)
+			return -ino;
+		if (!c->dry)
+			mark_opened(s, op->path);
+		return 0;
+	}
+	case WL_CLOSE:
+		if (!is_opened(s, op->path))
+			return EBADF;
+		if (!c->dry)
+			unmark_opened(s, op->path);
+		return 0;
+	case WL_SYNC:
+	case WL_SYNCFS:
+	case WL_SLEEP:
+	case WL_MARK:
+		return 0;
+	case WL_NKINDS:
+		break;
+	}
+	*unsup = 1;
+	return EOPNOTSUPP;
+}
+
+/* A barrier call the guest's kernel does not have: not a disagreement. */
+static int kernel_lacks(const struct wl_op *op, int guest_err)
+{
+	if ((op->kind == WL_FBARRIER || op->kind == WL_FDATABARRIER) && guest_err == ENOSYS)
+		return 1;
+	return op->kind == WL_RENAME && op->flags == WL_RENAME_BARRIER && guest_err == EINVAL;
+}
+
+static void op_text(const struct wl_op *op, char *buf, size_t n)
+{
+	wl_format(op, buf, n);
+}
+
+static void errname(int e, char *buf, size_t n)
+{
+	if (!e)
+		snprintf(buf, n, "success");
+	else
+		snprintf(buf, n, "%s", strerror(e));
+}
+
+static void remember_objects(struct sim *s, struct sim_op *so)
+{
+	const struct wl_op *op = so->op;
+	so->obj = so->obj2 = so->obj_dir = so->obj2_dir = -1;
+	so->obj_name = so->obj2_name = -1;
+	if (!op->path || op->kind == WL_CLOSE || op->kind == WL_MARK)
+		return;
+	int unsup = 0;
+	struct where w = resolve(s, op->path);
+	if (!w.err) {
+		so->obj_dir = w.dir;
+		so->obj_name = w.name;
+		int nofollow = op->kind == WL_RENAME || op->kind == WL_LINK || op->kind == WL_UNLINK ||
+			       op->kind == WL_SYMLINK || op->kind == WL_SETXATTR || op->kind == WL_REMOVEXATTR ||
+			       op->kind == WL_RMDIR;
+		so->obj = w.ino;
+		if (!nofollow) {
+			struct where f = follow(s, w, &unsup);
+			so->obj = unsup || f.err ? SIM_ABSENT : f.ino;
+		}
+		if (so->obj == SIM_ABSENT)
+			so->obj = -1;
+		/* the guest's inode numbers: ino = lstat(path), ino2 = lstat(path2), or stat(path) for symlink */
+	}
+	if (op->path2 && op->kind != WL_SYMLINK) {
+		struct where b = resolve(s, op->path2);
+		if (!b.err) {
+			so->obj2_dir = b.dir;
+			so->obj2_name = b.name;
+			so->obj2 = b.ino == SIM_ABSENT ? -1 : b.ino;
+		}
+	}
+}
+
+static void learn_ino(struct sim *s, const struct sim_op *so, const struct sim_guest *g)
+{
+	const struct wl_op *op = so->op;
+	if (!g || !op->path)
+		return;
+	struct where w = resolve(s, op->path);
+	if (!w.err && w.ino != SIM_ABSENT && g->ino && !s->in[w.ino].ino)
+		s->in[w.ino].ino = g->ino;
+	if (!g->ino2)
+		return;
+	if (op->kind == WL_SYMLINK) {
+		int unsup = 0;
+		struct where f = follow(s, w, &unsup);
+		if (!unsup && !f.err && f.ino != SIM_ABSENT && !s->in[f.ino].ino)
+			s->in[f.ino].ino = g->ino2;
+	} else if (op->path2) {
+		struct where b = resolve(s, op->path2);
+		if (!b.err && b.ino != SIM_ABSENT && !s->in[b.ino].ino)
+			s->in[b.ino].ino = g->ino2;
+	}
+}
+
+static int sim_exec(struct sim *s, const struct wl_workload *w, const struct sim_guest *res, int check_only,
+		    char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	s->w = w;
+	new_inode(s, 'd', 0755, 0);
+	blk_intern(s, (const unsigned char[TREE_BLOCK]){ 0 });
+	s->ops = xcalloc(w->n ? w->n : 1, sizeof(*s->ops));
+	for (size_t i = 0; i < w->n; i++) {
+		const struct wl_op *op = &w->ops[i];
+		struct sim_op *so = &s->ops[i];
+		so->op = op;
+		so->first = s->nch;
+		const struct sim_guest *g = res ? &res[i] : NULL;
+		so->guest_err = g ? (g->err ? g->err : (g->ret < 0 ? EIO : 0)) : -1;
+		struct ctx c = { s, op, op->section == WL_RUN, 0 };
+		int unsup = 0, e;
+		if (g && so->guest_err) {
+			/* The guest failed: the simulator applies the same failure
+			 * (nothing changes) and only predicts, in a dry pass, what it
+			 * would have said. */
+			c.dry = 1;
+			e = apply(&c, &unsup);
+			so->applied = 0;
+			so->sim_err = so->guest_err;
+			char text[300], a[64], b[64];
+			op_text(op, text, sizeof(text));
+			errname(so->guest_err, a, sizeof(a));
+			errname(e, b, sizeof(b));
+			if (!unsup && e != so->guest_err && !kernel_lacks(op, so->guest_err))
+				snprintf(so->mismatch, sizeof(so->mismatch),
+					 "op %d `%s` failed in the guest (%s) but the simulator expected %s; the guest's "
+					 "outcome is used (the op changed nothing)",
+					 op->id, text, a, b);
+			unsup = 0;
+		} else {
+			e = apply(&c, &unsup);
+			so->applied = e == 0;
+			so->sim_err = e;
+			if (unsup) {
+				char text[300];
+				op_text(op, text, sizeof(text));
+				snprintf(err, errlen, "op %d (line %d) `%s`: the simulator cannot model it (%s)", op->id,
+					 op->line, text,
+					 e == EFBIG ? "file offsets beyond 1 GiB"
+						    : "a symlink inside a path, or one pointing outside the file system");
+				if (check_only || !g)
+					return -1;
+			}
+			if (g && e) {
+				char text[300], a[64];
+				op_text(op, text, sizeof(text));
+				errname(e, a, sizeof(a));
+				snprintf(so->mismatch, sizeof(so->mismatch),
+					 "op %d `%s` succeeded in the guest but the simulator expected it to fail (%s); it is "
+					 "not applied",
+					 op->id, text, a);
+			}
+		}
+		so->n = s->nch - so->first;
+		remember_objects(s, so);
+		learn_ino(s, so, g);
+	}
+	return 0;
+}
+
+int sim_run(struct sim *s, const struct wl_workload *w, const struct sim_guest *res, char *err, size_t errlen)
+{
+	return sim_exec(s, w, res, 0, err, errlen);
+}
+
+int sim_check(const struct wl_workload *w, char *err, size_t errlen)
+{
+	struct sim s;
+	int r = sim_exec(&s, w, NULL, 1, err, errlen);
+	sim_free(&s);
+	return r;
+}
+
+void sim_free(struct sim *s)
+{
+	for (size_t i = 0; i < s->nin; i++) {
+		struct sim_inode *in = &s->in[i];
+		free(in->blocks);
+		free(in->xnames);
+		free(in->xvals);
+		free(in->enames);
+		free(in->echild);
+		free(in->allnames);
+		free(in->allx);
+		free(in->target);
+	}
+	free(s->in);
+	free(s->ops);
+	free(s->ch);
+	for (size_t i = 0; i < s->strs.n; i++)
+		free(s->strs.s[i]);
+	free(s->strs.s);
+	free(s->strs.len);
+	free(s->strs.hash);
+	for (size_t i = 0; i < s->blks.n; i++)
+		free(s->blks.b[i]);
+	free(s->blks.b);
+	free(s->blks.hash);
+	for (size_t i = 0; i < s->hcap; i++)
+		free(s->hist[i].idx);
+	free(s->hist);
+	for (size_t i = 0; i < s->nopened; i++)
+		free(s->opened[i]);
+	free(s->opened);
+	memset(s, 0, sizeof(*s));
+}
