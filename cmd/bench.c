@@ -7,15 +7,14 @@
 #include <string.h>
 
 #include <errno.h>
-#include <sqlite3.h>
 
-#include "cmd/cmds.h"
-#include "crashdb/crashdb.h"
-#include "images/basedisk.h"
+#include "cmd/cmd.h"
+#include "core/fs.h"
 #include "engine/guest.h"
-#include "cmd/opt.h"
-#include "engine/record.h"
 #include "engine/runner.h"
+#include "host/msg.h"
+#include "host/sys.h"
+#include "images/basedisk.h"
 
 static const char bench_usage[] =
 	"usage: crashlab bench boot [-n N] [--accel auto|kvm|tcg]\n"
@@ -37,25 +36,23 @@ static const char bench_usage[] =
 	"       Needs the kernel series (the barrier calls).\n";
 
 /* Run sh -c script in the guest, collecting output; die on a guest failure. */
-static int guest_script(struct lab_vm *vm, const char *script, struct sbuf *out)
+static int guest_script(struct vm *vm, const char *script, struct sbuf *out)
 {
 	char *argv[] = { "sh", "-c", (char *)script, NULL };
 	int status = -1;
 	sbuf_reset(out);
-	enum lab_outcome o = lab_vm_run(vm, argv, out, 0, &status);
-	if (o != LAB_OK) {
-		lab_vm_kill(vm);
-		exit(lab_vm_report(vm, o));
-	}
+	enum vm_outcome o = vm_run(vm, argv, out, 0, &status);
+	if (o != VM_OK)
+		exit(cmd_guest_failed(vm, o));
 	return status;
 }
 
-static int bench_barrier(int iterations, int delay_ms, const char *accel)
+static int bench_barrier(int iterations, int delay_ms, struct cmd_ctx *ctx)
 {
 	long nr_fb, nr_fdb;
-	struct lab_vm_config cfg = { .mem_mb = 1024 };
-	lab_guest_prepare(&cfg, accel);
-	lab_barrier_syscalls(&nr_fb, &nr_fdb);
+	struct vm_config cfg = { .mem_mb = 1024 };
+	cmd_guest(ctx, &cfg);
+	guest_barrier_syscalls(ctx->kernel, &nr_fb, &nr_fdb);
 	if (nr_fb < 0 || nr_fdb < 0)
 		die_code(EXIT_CONFIG, "this kernel has no fbarrier/fdatabarrier; build it with the series in kernel/");
 	static const char *const fss[] = { "ext4", "xfs" };
@@ -63,13 +60,16 @@ static int bench_barrier(int iterations, int delay_ms, const char *accel)
 	char dir[] = "/tmp/crashlab-bench.XXXXXX";
 	if (!mkdtemp(dir))
 		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
+	struct errbuf e;
 	for (int i = 0; i < 2; i++)
-		lab_guest_add_fs_disk(&cfg, dir, fss[i], IMG_BASE_DEFAULT_SIZE);
-	struct lab_vm vm;
-	enum lab_outcome o = lab_vm_start(&vm, &cfg);
-	if (o != LAB_OK) {
-		lab_vm_kill(&vm);
-		return lab_vm_report(&vm, o);
+		if (guest_add_fs_disk(&cfg, dir, fss[i], IMG_BASE_DEFAULT_SIZE, &e) < 0)
+			die_err(&e);
+	struct vm vm;
+	enum vm_outcome o = vm_start(&vm, &cfg);
+	if (o != VM_OK) {
+		int rc = cmd_guest_failed(&vm, o);
+		vm_free(&vm);
+		return rc;
 	}
 	struct sbuf out = SBUF_INIT;
 	printf("%-5s %12s %12s %12s %12s   %s\n", "fs", "fdatasync", "fdatabarrier", "fsync", "fbarrier",
@@ -91,7 +91,7 @@ static int bench_barrier(int iterations, int delay_ms, const char *accel)
 		for (int c = 0; c < 4 && !rc; c++) {
 			char *cmd = xasprintf("/init bench-barrier /mnt/b %d %s %ld %ld", iterations, calls[c], nr_fb,
 					      nr_fdb);
-			if (!quiet)
+			if (!msg_quiet())
 				fprintf(stderr, "crashlab: %s: %d x write, %s, rename\n", fss[i], iterations, calls[c]);
 			if (guest_script(&vm, cmd, &out) != 0 || sscanf(out.buf, "%*s %lf", &ms[c]) != 1) {
 				error("%s: %s: %.*s", fss[i], calls[c], (int)strcspn(out.buf, "\n"), out.buf);
@@ -106,11 +106,11 @@ static int bench_barrier(int iterations, int delay_ms, const char *accel)
 	}
 	printf("per iteration (write 4 KiB; call; rename), %d iterations, flush delay %d ms, accelerator %s\n",
 	       iterations, delay_ms, cfg.accel);
-	lab_vm_stop(&vm);
-	lab_vm_free(&vm);
+	vm_stop(&vm);
+	vm_free(&vm);
 	rm_rf(dir);
 	sbuf_free(&out);
-	strvec_free(&cfg.drives);
+	guest_config_free(&cfg);
 	return rc;
 }
 
@@ -128,102 +128,104 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-static int bench_check(const char *fs_list, const char *crash, const char *file, const char *accel)
+/* A sink that keeps each state's times, per fs. */
+struct times {
+	double *v[5];          /* mount, capture, fsck, everything else, total */
+	size_t n, cap;
+};
+
+static int keep_times(void *ctx, const struct fsrun *fr, struct state_result *st, struct errbuf *e)
 {
-	enum lab_crash_mode mode;
-	if (lab_crash_mode_parse(crash, &mode) < 0)
-		usage_error("crashlab bench", "unknown crash mode '%s'", crash);
+	struct times *t = ctx;
+	const struct check_report *c = &st->check;
+	if (t->n == t->cap) {
+		t->cap = t->cap ? 2 * t->cap : 16;
+		for (int k = 0; k < 5; k++)
+			t->v[k] = xrealloc(t->v[k], t->cap * sizeof(double));
+	}
+	double other = c->ms_host - c->ms_mount - c->ms_capture - c->ms_fsck;
+	t->v[0][t->n] = c->ms_mount;
+	t->v[1][t->n] = c->ms_capture;
+	t->v[2][t->n] = c->ms_fsck;
+	t->v[3][t->n] = other;
+	t->v[4][t->n] = c->ms_host;
+	t->n++;
+	(void)fr;
+	(void)e;
+	return 0;
+}
+
+static int bench_check(const char *fs_list, const char *crash, const char *file, struct cmd_ctx *ctx)
+{
+	enum crash_mode mode;
+	if (crash_mode_parse(crash, &mode) < 0)
+		usage_error(ctx->name, "unknown crash mode '%s'", crash);
+	struct strvec fss = STRVEC_INIT;
+	struct errbuf e;
+	if (fs_split(fs_list, &fss, &e) < 0)
+		usage_error(ctx->name, "%s", e.msg);
 	struct sbuf text = SBUF_INIT;
 	struct wl_workload w;
-	char err[512];
-	lab_workload_load(file, &text, &w);
+	if (wl_load(file, &text, &w, &e) < 0)
+		die_err(&e);
 	char dir[] = "/tmp/crashlab-bench.XXXXXX";
 	if (!mkdtemp(dir))
 		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
-	char *dbp = xasprintf("%s/bench.db", dir);
-	struct crashdb *db;
-	if (crashdb_open(dbp, &db, err, sizeof(err)) < 0)
-		die_code(EXIT_CANTCREAT, "%s", err);
-	struct lab_vm_config guest = { .mem_mb = 1024 };
-	lab_guest_prepare(&guest, accel);
-	struct crashdb_run run = { .started_at = "", .cmdline = "crashlab bench check", .accel = guest.accel,
-				   .kernel_version = "", .kernel_key = "", .workload_file = file,
-				   .workload_text = text.buf, .crash_mode = crash };
-	if (crashdb_run_insert(db, &run) < 0)
-		die("%s", crashdb_error(db));
-	struct lab_run_params params = { .w = &w, .guest = &guest, .size = IMG_BASE_DEFAULT_SIZE,
-					 .mode = mode, .seed = 1, .workdir = dir };
+	struct vm_config guest = { .mem_mb = 1024 };
+	cmd_guest(ctx, &guest);
+	struct run_params params = { .w = &w, .guest = &guest, .backend = backend_qemu(), .size = IMG_BASE_DEFAULT_SIZE,
+				     .mode = mode, .seed = 1, .workdir = dir };
+	guest_barrier_syscalls(ctx->kernel, &params.nr_fbarrier, &params.nr_fdatabarrier);
 	printf("%-7s %6s %9s %9s %9s %9s %9s  %s\n", "fs", "states", "mount", "capture", "fsck", "else",
 	       "total", "else / (mount + fsck)");
-	char *copy = xstrdup(fs_list);
-	char *save = NULL;
 	int rc = 0;
-	for (char *fs = strtok_r(copy, ",", &save); fs; fs = strtok_r(NULL, ",", &save)) {
-		if (!img_fs_valid(fs))
-			usage_error("crashlab bench", "unknown file system '%s' (choose from %s)", fs, img_fs_list());
-		struct lab_fs_summary sum = { 0 };
-		int r = lab_run_fs(db, run.id, fs, NULL, NULL, &params, &sum);
+	for (size_t i = 0; i < fss.n; i++) {
+		const char *fs = fss.v[i];
+		struct times t = { 0 };
+		struct sink sink = { .ctx = &t, .state = keep_times };
+		struct fs_params fp = { fs, NULL, NULL };
+		struct fs_summary sum;
+		int r = runner_fs(&params, &fp, NULL, &sink, &sum, &e);
 		if (r) {
-			rc = r;
-			continue;
+			if (r > 0)
+				error("%s: %s", fs, sum.error);
+			rc = r < 0 ? e.code : r;
+		} else {
+			double m[5];
+			for (int k = 0; k < 5; k++)
+				m[k] = median(t.v[k], t.n);
+			printf("%-7s %6zu %7.1fms %7.1fms %7.1fms %7.1fms %7.1fms  %.2f\n", fs, t.n, m[0], m[1], m[2], m[3],
+			       m[4], m[0] + m[2] > 0 ? m[3] / (m[0] + m[2]) : 0);
 		}
-		sqlite3_stmt *st;
-		sqlite3_prepare_v2(crashdb_sqlite(db),
-				   "SELECT s.ms_mount, s.ms_capture, s.ms_fsck, s.ms_replay + s.ms_other "
-				   "FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = ? AND f.fs = ?",
-				   -1, &st, NULL);
-		sqlite3_bind_int64(st, 1, run.id);
-		sqlite3_bind_text(st, 2, fs, -1, SQLITE_STATIC);
-		size_t n = 0, cap = 16;
-		double *col[5];
 		for (int k = 0; k < 5; k++)
-			col[k] = xcalloc(cap, sizeof(double));
-		while (sqlite3_step(st) == SQLITE_ROW) {
-			if (n == cap) {
-				cap *= 2;
-				for (int k = 0; k < 5; k++)
-					col[k] = xrealloc(col[k], cap * sizeof(double));
-			}
-			double tot = 0;
-			for (int k = 0; k < 4; k++)
-				tot += col[k][n] = sqlite3_column_double(st, k);
-			col[4][n++] = tot;
-		}
-		sqlite3_finalize(st);
-		double m[5];
-		for (int k = 0; k < 5; k++)
-			m[k] = median(col[k], n);
-		printf("%-7s %6zu %7.1fms %7.1fms %7.1fms %7.1fms %7.1fms  %.2f\n", fs, n, m[0], m[1], m[2], m[3],
-		       m[4], m[0] + m[2] > 0 ? m[3] / (m[0] + m[2]) : 0);
-		for (int k = 0; k < 5; k++)
-			free(col[k]);
+			free(t.v[k]);
 	}
 	printf("medians per crash state, accelerator %s\n", guest.accel);
-	free(copy);
-	crashdb_close(db);
 	rm_rf(dir);
-	free(dbp);
+	guest_config_free(&guest);
+	strvec_free(&fss);
 	wl_free(&w);
 	sbuf_free(&text);
 	return rc;
 }
 
-static int bench_boot(int count, const char *accel)
+static int bench_boot(int count, struct cmd_ctx *ctx)
 {
-	struct lab_vm_config cfg = { .mem_mb = 1024 };
-	lab_guest_prepare(&cfg, accel);
+	struct vm_config cfg = { .mem_mb = 1024 };
+	cmd_guest(ctx, &cfg);
 	double *t = xcalloc((size_t)count, sizeof(double));
 	for (int i = 0; i < count; i++) {
-		struct lab_vm vm;
-		enum lab_outcome o = lab_vm_start(&vm, &cfg);
-		if (o != LAB_OK) {
-			lab_vm_kill(&vm);
-			return lab_vm_report(&vm, o);
+		struct vm vm;
+		enum vm_outcome o = vm_start(&vm, &cfg);
+		if (o != VM_OK) {
+			int rc = cmd_guest_failed(&vm, o);
+			vm_free(&vm);
+			return rc;
 		}
 		t[i] = vm.t_ready - vm.t_start;
-		lab_vm_stop(&vm);
-		lab_vm_free(&vm);
-		if (!quiet)
+		vm_stop(&vm);
+		vm_free(&vm);
+		if (!msg_quiet())
 			fprintf(stderr, "crashlab: boot %d/%d: %.3f s\n", i + 1, count, t[i]);
 	}
 	double med = median(t, (size_t)count);
@@ -233,40 +235,56 @@ static int bench_boot(int count, const char *accel)
 	return 0;
 }
 
-int cmd_bench(int argc, char **argv)
+int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	int count = 0; /* 0: the benchmark's default */
-	const char *accel = "auto", *fs = "ext4,xfs,btrfs,f2fs", *crash = "write";
+	const char *fs = "ext4,xfs,btrfs,f2fs", *crash = "write";
 	int delay = 20;
-	const struct opt opts[] = {
-		{ OPT_INT, 'n', "count", &count, "N", "boot: boots (default 5); barrier: iterations (default 50)" },
-		{ OPT_INT, 0, "delay", &delay, "MS", "barrier: flush delay of the slow disk (default 20)" },
-		{ OPT_STRING, 0, "fs", &fs, "LIST", "check: file systems (default all four)" },
-		{ OPT_STRING, 0, "crash", &crash, "MODE", "check: crash mode (default write)" },
-		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "accelerator" },
+	const struct opt none[] = { { OPT_END, 0, NULL, NULL, NULL, NULL } };
+	const struct opt boot_opts[] = {
+		{ OPT_INT, 'n', "count", &count, "N", "boots (default 5)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
-	int n = opt_parse(argc, argv, opts, bench_usage, 0);
+	const struct opt check_opts[] = {
+		{ OPT_STRING, 0, "fs", &fs, "LIST", "file systems (default all four)" },
+		{ OPT_STRING, 0, "crash", &crash, "MODE", "crash mode (default write)" },
+		{ OPT_END, 0, NULL, NULL, NULL, NULL },
+	};
+	const struct opt barrier_opts[] = {
+		{ OPT_INT, 'n', "count", &count, "N", "iterations (default 50)" },
+		{ OPT_INT, 0, "delay", &delay, "MS", "flush delay of the slow disk (default 20)" },
+		{ OPT_END, 0, NULL, NULL, NULL, NULL },
+	};
+	int n = cmd_parse(ctx, argc, argv, none, bench_usage, OPT_STOP_AT_NONOPT);
 	if (n < 1)
-		usage_error("crashlab bench", "say what to measure: boot, check or barrier");
-	if (count < 0)
-		usage_error("crashlab bench", "-n must be at least 1");
-	if (!strcmp(argv[0], "barrier")) {
-		if (n != 1)
-			usage_error("crashlab bench", "barrier takes no arguments");
-		return bench_barrier(count ? count : 50, delay, accel);
+		usage_error(ctx->name, "say what to measure: boot, check or barrier");
+	const char *sub = argv[0];
+	const char *parent = ctx->name;
+	ctx->name = xasprintf("crashlab bench %s", sub);
+	if (!strcmp(sub, "barrier")) {
+		if (cmd_parse(ctx, n, argv, barrier_opts, bench_usage, 0))
+			usage_error(ctx->name, "barrier takes no arguments");
+		if (count < 0)
+			usage_error(ctx->name, "-n must be at least 1");
+		return bench_barrier(count ? count : 50, delay, ctx);
 	}
-	if (!strcmp(argv[0], "check")) {
-		if (n > 2)
-			usage_error("crashlab bench", "check takes at most one workload");
+	if (!strcmp(sub, "check")) {
+		int k = cmd_parse(ctx, n, argv, check_opts, bench_usage, 0);
+		if (k > 1)
+			usage_error(ctx->name, "check takes at most one workload");
 		char *def = xasprintf("%s/tutorials/seed/seed.wl", project_root());
-		int rc = bench_check(fs, crash, n == 2 ? argv[1] : def, accel);
+		int rc = bench_check(fs, crash, k == 1 ? argv[0] : def, ctx);
 		free(def);
 		return rc;
 	}
-	if (n != 1)
-		usage_error("crashlab bench", "boot takes no arguments");
-	if (!strcmp(argv[0], "boot"))
-		return bench_boot(count ? count : 5, accel);
-	usage_error("crashlab bench", "unknown benchmark '%s'", argv[0]);
+	if (!strcmp(sub, "boot")) {
+		if (cmd_parse(ctx, n, argv, boot_opts, bench_usage, 0))
+			usage_error(ctx->name, "boot takes no arguments");
+		return bench_boot(count ? count : 5, ctx);
+	}
+	const char *subs[] = { "boot", "check", "barrier", NULL };
+	const char *near = nearest_word(sub, subs);
+	if (near)
+		usage_error(parent, "unknown benchmark '%s'; did you mean '%s'?", sub, near);
+	usage_error(parent, "unknown benchmark '%s' (boot, check or barrier)", sub);
 }

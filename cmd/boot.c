@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmds.h"
+#include "cmd/cmd.h"
 #include "engine/guest.h"
-#include "cmd/opt.h"
+#include "host/sys.h"
 
 static const char boot_usage[] =
 	"usage: crashlab boot [--accel auto|kvm|tcg] [--disk FILE]... [--timeout S] -- CMD [ARGS...]\n"
@@ -31,7 +31,7 @@ static const char shell_usage[] =
 	"Boot the guest with a shell on this terminal (the serial console). 'exit'\n"
 	"powers the guest off. Disks appear as /dev/vda, /dev/vdb, ...\n";
 
-static void add_disks(struct lab_vm_config *cfg, const struct strvec *disks)
+static void add_disks(struct vm_config *cfg, const struct strvec *disks)
 {
 	for (size_t i = 0; i < disks->n; i++) {
 		const char *d = disks->v[i];
@@ -45,63 +45,58 @@ static void add_disks(struct lab_vm_config *cfg, const struct strvec *disks)
 	}
 }
 
-int cmd_boot(int argc, char **argv)
+int cmd_boot(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	const char *accel = "auto";
 	struct strvec disks = STRVEC_INIT;
 	int timeout = 0, mem = 1024;
 	const struct opt opts[] = {
-		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "accelerator (auto probes KVM once per machine)" },
 		{ OPT_LIST, 'd', "disk", &disks, "FILE", "attach a raw (or .qcow2) disk image; repeatable" },
 		{ OPT_INT, 't', "timeout", &timeout, "S", "wall-clock limit for CMD (default 300 s, x8 under TCG)" },
 		{ OPT_INT, 'm', "mem", &mem, "MB", "guest memory (default 1024)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
-	int n = opt_parse(argc, argv, opts, boot_usage, OPT_STOP_AT_NONOPT);
+	int n = cmd_parse(ctx, argc, argv, opts, boot_usage, OPT_STOP_AT_NONOPT);
 	if (n == 0)
-		usage_error("crashlab boot", "no command given; say what to run after '--'");
+		usage_error(ctx->name, "no command given; say what to run after '--'");
 
-	struct lab_vm_config cfg = { .mem_mb = mem };
+	struct vm_config cfg = { .mem_mb = mem };
 	add_disks(&cfg, &disks);
-	lab_guest_prepare(&cfg, accel);
+	cmd_guest(ctx, &cfg);
 
-	struct lab_vm vm;
-	enum lab_outcome o = lab_vm_start(&vm, &cfg);
+	struct vm vm;
+	enum vm_outcome o = vm_start(&vm, &cfg);
 	int status = 0, rc;
-	if (o == LAB_OK)
-		o = lab_vm_exec(&vm, argv, 1, 2, timeout, &status);
-	if (o == LAB_OK) {
-		lab_vm_stop(&vm);
+	if (o == VM_OK)
+		o = vm_exec(&vm, argv, 1, 2, timeout, &status);
+	if (o == VM_OK) {
+		vm_stop(&vm);
 		rc = status;
 	} else {
-		lab_vm_kill(&vm);
-		rc = lab_vm_report(&vm, o);
+		rc = cmd_guest_failed(&vm, o);
 	}
-	lab_vm_free(&vm);
+	vm_free(&vm);
 	strvec_free(&disks);
-	strvec_free(&cfg.drives);
+	guest_config_free(&cfg);
 	return rc;
 }
 
-int cmd_shell(int argc, char **argv)
+int cmd_shell(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	const char *accel = "auto";
 	struct strvec disks = STRVEC_INIT;
 	int mem = 1024;
 	const struct opt opts[] = {
-		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "accelerator (auto probes KVM once per machine)" },
 		{ OPT_LIST, 'd', "disk", &disks, "FILE", "attach a raw (or .qcow2) disk image; repeatable" },
 		{ OPT_INT, 'm', "mem", &mem, "MB", "guest memory (default 1024)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
-	int n = opt_parse(argc, argv, opts, shell_usage, 0);
+	int n = cmd_parse(ctx, argc, argv, opts, shell_usage, 0);
 	if (n)
-		usage_error("crashlab shell", "unexpected argument '%s'", argv[0]);
-	struct lab_vm_config cfg = { .mem_mb = mem, .shell = true };
+		usage_error(ctx->name, "unexpected argument '%s'", argv[0]);
+	struct vm_config cfg = { .mem_mb = mem, .shell = true };
 	add_disks(&cfg, &disks);
-	lab_guest_prepare(&cfg, accel);
-	int rc = lab_vm_interactive(&cfg);
+	cmd_guest(ctx, &cfg);
+	int rc = vm_interactive(&cfg);
 	strvec_free(&disks);
-	strvec_free(&cfg.drives);
+	guest_config_free(&cfg);
 	return rc;
 }

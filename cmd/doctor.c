@@ -10,11 +10,11 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "cmd/cmds.h"
+#include "cmd/cmd.h"
+#include "engine/vm.h"
+#include "host/sys.h"
 #include "images/initramfs.h"
 #include "kbuild/kbuild.h"
-#include "cmd/opt.h"
-#include "engine/vm.h"
 
 static const char doctor_usage[] =
 	"usage: crashlab doctor\n"
@@ -54,7 +54,7 @@ static void check_qemu(void)
 {
 	struct strvec av = STRVEC_INIT;
 	struct sbuf out = SBUF_INIT;
-	strvec_push(&av, lab_qemu_binary());
+	strvec_push(&av, vm_qemu_binary());
 	strvec_push(&av, "--version");
 	if (run_cmd(&av, &out, -1) != 0) {
 		report("FAIL", "qemu-system-x86_64 does not run", "install Debian's qemu-system-x86 ('make deps' as root)");
@@ -70,8 +70,8 @@ static void check_qemu(void)
 		report("FAIL", what, "crashlab needs QEMU 7.2 or later (Debian 12 ships it)");
 	else
 		report("ok", what, NULL);
-	report(lab_qemu_has_sandbox() ? "ok" : "warn", "QEMU -sandbox (seccomp)",
-	       lab_qemu_has_sandbox() ? NULL : "this QEMU has no seccomp sandbox; guests run without it");
+	report(vm_qemu_has_sandbox() ? "ok" : "warn", "QEMU -sandbox (seccomp)",
+	       vm_qemu_has_sandbox() ? NULL : "this QEMU has no seccomp sandbox; guests run without it");
 
 	strvec_free(&av);
 	sbuf_reset(&out);
@@ -90,7 +90,7 @@ out:
 static void check_kvm(void)
 {
 	struct sbuf why = SBUF_INIT;
-	const char *cached = lab_vm_accel_cached(&why);
+	const char *cached = vm_accel_cached(&why);
 	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
 	int err = errno;
 	if (fd >= 0)
@@ -113,17 +113,17 @@ static void check_kvm(void)
 
 static void check_builds(void)
 {
-	char *k = lab_kernel_cached();
-	bool source = file_exists(LAB_KBUILD_SOURCE);
+	char *k = kernel_cached();
+	bool source = file_exists(KBUILD_SOURCE);
 	char what[512];
 	if (k) {
-		snprintf(what, sizeof(what), "kernel built: %s (%s)", k, lab_kernel_version(k) ? lab_kernel_version(k) : "?");
+		snprintf(what, sizeof(what), "kernel built: %s (%s)", k, kernel_version(k) ? kernel_version(k) : "?");
 		report("ok", what, NULL);
 	} else if (source) {
 		report("warn", "kernel not built yet", "the first run builds it (about 5 minutes), or run 'crashlab kernel build'");
 	} else {
-		snprintf(what, sizeof(what), "kernel not built and '%s' missing", LAB_KBUILD_SOURCE);
-		report("FAIL", what, "install Debian's " LAB_KBUILD_SOURCE_PKG " ('make deps' as root)");
+		snprintf(what, sizeof(what), "kernel not built and '%s' missing", KBUILD_SOURCE);
+		report("FAIL", what, "install Debian's " KBUILD_SOURCE_PKG " ('make deps' as root)");
 	}
 	free(k);
 
@@ -148,13 +148,20 @@ static void check_space(void)
 	const char *dir = cache_dir();
 	struct statvfs sv;
 	char what[512];
+	if (!dir) {
+		report("FAIL", "neither XDG_CACHE_HOME nor HOME is set: there is no place for the cache", NULL);
+		return;
+	}
+	struct errbuf e;
+	char *made = cache_subdir(".", &e);
+	free(made);
 	if (statvfs(dir, &sv) < 0) {
 		snprintf(what, sizeof(what), "cannot check free space of '%s': %s", dir, errno_advice(errno));
 		report("FAIL", what, NULL);
 		return;
 	}
 	double gib = (double)sv.f_bavail * (double)sv.f_frsize / (1024.0 * 1024 * 1024);
-	char *k = lab_kernel_cached();
+	char *k = kernel_cached();
 	double need = k ? 1.0 : 4.0;  /* the extracted and built tree takes about 2.5 GiB */
 	free(k);
 	snprintf(what, sizeof(what), "cache '%s': %.1f GiB free", dir, gib);
@@ -167,11 +174,11 @@ static void check_space(void)
 	}
 }
 
-int cmd_doctor(int argc, char **argv)
+int cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	int n = opt_parse(argc, argv, NULL, doctor_usage, 0);
+	int n = cmd_parse(ctx, argc, argv, NULL, doctor_usage, 0);
 	if (n)
-		usage_error("crashlab doctor", "unexpected argument '%s'", argv[0]);
+		usage_error(ctx->name, "unexpected argument '%s'", argv[0]);
 	check_qemu();
 	check_program("qemu-img", "qemu-utils");
 	check_program("make", "make");

@@ -6,11 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
+#include "core/fs.h"
 #include "images/basedisk.h"
 #include "images/initramfs.h"
-#include "cmd/opt.h"
-#include "host/util.h"
-#include "cmd/cmds.h"
 
 static const char image_usage[] =
 	"usage: crashlab image build\n"
@@ -49,7 +48,7 @@ static const char path_usage[] =
 
 static const struct opt no_opts[] = { { OPT_END, 0, NULL, NULL, NULL, NULL } };
 
-static int image_base(int argc, char **argv)
+static int image_base(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	const char *fs = NULL, *size_arg = NULL, *mkfs_opts = NULL;
 	const struct opt opts[] = {
@@ -58,43 +57,52 @@ static int image_base(int argc, char **argv)
 		{ OPT_STRING, 0, "mkfs-opts", &mkfs_opts, "OPTS", "extra mkfs options, e.g. \"-O ^has_journal\"" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
-	if (opt_parse(argc, argv, opts, base_usage, 0) != 0)
-		usage_error("crashlab image base", "unexpected argument");
+	if (cmd_parse(ctx, argc, argv, opts, base_usage, 0) != 0)
+		usage_error(ctx->name, "unexpected argument");
 	if (!fs)
-		usage_error("crashlab image base", "which file system? give --fs (%s)", img_fs_list());
-	if (!img_fs_valid(fs))
-		usage_error("crashlab image base", "unknown file system '%s'; choose one of %s", fs, img_fs_list());
+		usage_error(ctx->name, "which file system? give --fs (%s)", fs_names_text());
+	struct strvec one = STRVEC_INIT;
+	struct errbuf e;
+	if (fs_split(fs, &one, &e) < 0 || one.n != 1)
+		usage_error(ctx->name, "%s", one.n > 1 ? "give one file system" : e.msg);
+	strvec_free(&one);
 	long long size = IMG_BASE_DEFAULT_SIZE;
 	if (size_arg) {
 		size = parse_size(size_arg);
 		if (size <= 0)
-			usage_error("crashlab image base", "bad size '%s' (use e.g. 512M or 1G)", size_arg);
+			usage_error(ctx->name, "bad size '%s' (use e.g. 512M or 1G)", size_arg);
 	}
-	char *path = img_base_ensure(fs, size, mkfs_opts);
+	char *path = img_base_ensure(fs, size, mkfs_opts, &e);
+	if (!path)
+		die_err(&e);
 	printf("%s\n", path);
 	free(path);
 	return 0;
 }
 
-int cmd_image(int argc, char **argv)
+int cmd_image(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	int n = opt_parse(argc, argv, no_opts, image_usage, OPT_STOP_AT_NONOPT);
+	int n = cmd_parse(ctx, argc, argv, no_opts, image_usage, OPT_STOP_AT_NONOPT);
 	if (n == 0)
-		usage_error("crashlab image", "which subcommand? build, base or path");
+		usage_error(ctx->name, "which subcommand? build, base or path");
 	const char *sub = argv[0];
 	char *name = xasprintf("crashlab image %s", sub);
-	argv[0] = name;
+	const char *parent = ctx->name;
+	ctx->name = name;
 	int ret = 0;
+	struct errbuf e;
 	if (!strcmp(sub, "base")) {
-		ret = image_base(n, argv);
+		ret = image_base(n, argv, ctx);
 	} else if (!strcmp(sub, "build")) {
-		if (opt_parse(n, argv, no_opts, build_usage, 0) != 0)
+		if (cmd_parse(ctx, n, argv, no_opts, build_usage, 0) != 0)
 			usage_error(name, "'build' takes no arguments");
-		char *path = img_initramfs_ensure();
+		char *path = img_initramfs_ensure(&e);
+		if (!path)
+			die_err(&e);
 		printf("%s\n", path);
 		free(path);
 	} else if (!strcmp(sub, "path")) {
-		if (opt_parse(n, argv, no_opts, path_usage, 0) != 0)
+		if (cmd_parse(ctx, n, argv, no_opts, path_usage, 0) != 0)
 			usage_error(name, "'path' takes no arguments");
 		char *path = img_initramfs_cached();
 		if (!path)
@@ -102,7 +110,7 @@ int cmd_image(int argc, char **argv)
 		printf("%s\n", path);
 		free(path);
 	} else {
-		usage_error("crashlab image", "unknown subcommand '%s'; use build, base or path", sub);
+		usage_error(parent, "unknown subcommand '%s'; use build, base or path", sub);
 	}
 	free(name);
 	return ret;

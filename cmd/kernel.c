@@ -3,10 +3,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cmd/cmd.h"
 #include "kbuild/kbuild.h"
-#include "cmd/opt.h"
-#include "cmd/cmds.h"
-#include "cmd/kernel_test.h"
+
+int kernel_test(const struct kbuild_opts *o, const char *fs_list, struct cmd_ctx *ctx);
 
 static const char usage[] =
 	"usage: crashlab kernel build [--source TARBALL] [--patches DIR] [--config FILE] [-j N]\n"
@@ -37,50 +37,83 @@ static const char usage[] =
 	"71 compile failed, 73 cache not writable (disk full), 76 a patch does not\n"
 	"apply, 78 a config option was dropped or a build tool is missing\n";
 
-int cmd_kernel(int argc, char **argv)
+static const char build_usage[] =
+	"usage: crashlab kernel build [--source TARBALL] [--patches DIR] [--config FILE] [-j N]\n"
+	"\n"
+	"Extract the source, apply kernel/series, configure (every option of the\n"
+	"fragment must survive) and build bzImage, then print its path; returns at\n"
+	"once when the same inputs were built before.\n";
+
+static const char path_usage[] =
+	"usage: crashlab kernel path [--kernel PATH]\n"
+	"\n"
+	"Print the built bzImage's path without building (or check and print\n"
+	"--kernel PATH); exit 66 when it is not built yet.\n";
+
+static const char test_usage[] =
+	"usage: crashlab kernel test [--patches DIR] [--fs LIST] [--kernel PATH] [--accel auto|kvm|tcg]\n"
+	"\n"
+	"Compile the series' selftests (tools/testing/selftests/fbarrier) statically\n"
+	"against the built tree's uapi headers, boot the kernel and run them on a\n"
+	"fresh image of each file system and on tmpfs; prints TAP, exits 1 when a\n"
+	"test fails.\n";
+
+int cmd_kernel(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	const char *cmd = argv[0];
-	struct lab_kbuild_opts o = { 0 };
-	const char *fs = NULL, *accel = "auto";
-	const struct opt opts[] = {
-		{ OPT_STRING, 0, "source", &o.source, "TARBALL", "kernel source tarball (" LAB_KBUILD_SOURCE ")" },
+	struct kbuild_opts o = { 0 };
+	const char *fs = NULL;
+	const struct opt none[] = { { OPT_END, 0, NULL, NULL, NULL, NULL } };
+	const struct opt source_opts[] = {
+		{ OPT_STRING, 0, "source", &o.source, "TARBALL", "kernel source tarball (" KBUILD_SOURCE ")" },
 		{ OPT_STRING, 0, "patches", &o.patches, "DIR", "directory with 'series' and patches (kernel/)" },
 		{ OPT_STRING, 0, "config", &o.config, "FILE", "config fragment (kernel/crashlab.config)" },
 		{ OPT_INT, 'j', "jobs", &o.jobs, "N", "parallel make jobs (online CPUs)" },
-		{ OPT_STRING, 0, "fs", &fs, "LIST", "test: file systems (ext4,xfs,btrfs,f2fs)" },
-		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "test: accelerator" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
-	int n = opt_parse(argc, argv, opts, usage, 0);
+	const struct opt test_opts[] = {
+		{ OPT_STRING, 0, "patches", &o.patches, "DIR", "directory with 'series' and patches (kernel/)" },
+		{ OPT_STRING, 0, "fs", &fs, "LIST", "file systems (ext4,xfs,btrfs,f2fs)" },
+		{ OPT_END, 0, NULL, NULL, NULL, NULL },
+	};
+	int n = cmd_parse(ctx, argc, argv, none, usage, OPT_STOP_AT_NONOPT);
 	if (n == 0)
-		usage_error(cmd, "which one: 'crashlab kernel build', 'path' or 'test'?");
-	if (n > 1)
-		usage_error(cmd, "unexpected argument '%s'", argv[1]);
+		usage_error(ctx->name, "which one: 'crashlab kernel build', 'path' or 'test'?");
 	const char *sub = argv[0];
-
+	const char *parent = ctx->name;
+	ctx->name = xasprintf("crashlab kernel %s", sub);
+	struct errbuf e;
 	if (!strcmp(sub, "build")) {
-		if (opt_kernel)
-			usage_error(cmd, "--kernel names a ready bzImage; 'kernel build' builds one (drop --kernel)");
-		char *bz = lab_kbuild_run(&o);
+		if (cmd_parse(ctx, n, argv, source_opts, build_usage, 0))
+			usage_error(ctx->name, "unexpected argument '%s'", argv[0]);
+		char *bz = kbuild_run(&o, &e);
+		if (!bz)
+			die_err(&e);
 		printf("%s\n", bz);
 		free(bz);
 		return 0;
 	}
 	if (!strcmp(sub, "path")) {
-		if (opt_kernel) {
-			char *bz = lab_kernel_ensure();
-			printf("%s\n", bz);
-			free(bz);
-			return 0;
-		}
-		char *bz = lab_kbuild_cached(&o, NULL);
+		ctx->flags |= CMD_GUEST;
+		if (cmd_parse(ctx, n, argv, none, path_usage, 0))
+			usage_error(ctx->name, "unexpected argument '%s'", argv[0]);
+		char *bz = ctx->kernel ? kernel_ensure(ctx->kernel, &e) : kbuild_cached(&o, NULL);
+		if (!bz && ctx->kernel)
+			die_err(&e);
 		if (!bz)
 			die_code(EXIT_NOINPUT, "kernel not built; run 'crashlab kernel build'");
 		printf("%s\n", bz);
 		free(bz);
 		return 0;
 	}
-	if (!strcmp(sub, "test"))
-		return kernel_test(&o, fs, accel);
-	usage_error(cmd, "unknown subcommand '%s' (try 'build', 'path' or 'test')", sub);
+	if (!strcmp(sub, "test")) {
+		ctx->flags |= CMD_GUEST;
+		if (cmd_parse(ctx, n, argv, test_opts, test_usage, 0))
+			usage_error(ctx->name, "unexpected argument '%s'", argv[0]);
+		return kernel_test(&o, fs, ctx);
+	}
+	const char *subs[] = { "build", "path", "test", NULL };
+	const char *near = nearest_word(sub, subs);
+	if (near)
+		usage_error(parent, "unknown subcommand '%s'; did you mean '%s'?", sub, near);
+	usage_error(parent, "unknown subcommand '%s' (try 'build', 'path' or 'test')", sub);
 }

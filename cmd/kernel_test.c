@@ -20,21 +20,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "images/basedisk.h"
+#include "cmd/cmd.h"
+#include "core/fs.h"
 #include "engine/guest.h"
+#include "host/msg.h"
+#include "host/sys.h"
+#include "images/basedisk.h"
 #include "kbuild/kbuild.h"
-#include "cmd/opt.h"
-#include "host/util.h"
-#include "engine/vm.h"
-#include "cmd/kernel_test.h"
 
 #define KTEST_SRC "tools/testing/selftests/fbarrier/fbarrier_test.c"
 
 /* The built tree belonging to the kernel under test (malloc'd). */
-static char *test_tree(const struct lab_kbuild_opts *o, char **bz)
+static char *test_tree(const struct kbuild_opts *o, const char *user_kernel, char **bz)
 {
-	if (opt_kernel) {
-		char *dir = xstrdup(opt_kernel);
+	if (user_kernel) {
+		char *dir = xstrdup(user_kernel);
 		char *slash = strrchr(dir, '/');
 		if (slash)
 			*slash = '\0';
@@ -42,13 +42,15 @@ static char *test_tree(const struct lab_kbuild_opts *o, char **bz)
 		free(dir);
 		if (!is_dir(tree))
 			die_code(EXIT_NOINPUT, "no kernel tree next to '%s' (expected '%s'); "
-				 "give a bzImage built by 'crashlab kernel build'", opt_kernel, tree);
-		*bz = xstrdup(opt_kernel);
+				 "give a bzImage built by 'crashlab kernel build'", user_kernel, tree);
+		*bz = xstrdup(user_kernel);
 		return tree;
 	}
-	*bz = lab_kbuild_run(o);
+	struct errbuf e;
+	if (!(*bz = kbuild_run(o, &e)))
+		die_err(&e);
 	char *entry = NULL;
-	free(lab_kbuild_cached(o, &entry));
+	free(kbuild_cached(o, &entry));
 	char *tree = xasprintf("%s/linux", entry);
 	free(entry);
 	return tree;
@@ -127,13 +129,15 @@ static void guest_script(struct sbuf *sb, const struct strvec *fs, long long siz
 		  "exit $rc\n");
 }
 
-int kernel_test(const struct lab_kbuild_opts *o, const char *fs_list, const char *accel)
+int kernel_test(const struct kbuild_opts *o, const char *fs_list, struct cmd_ctx *ctx)
 {
 	struct strvec fs = STRVEC_INIT;
-	img_fs_split("crashlab kernel test", fs_list ? fs_list : "ext4,xfs,btrfs,f2fs", &fs);
+	struct errbuf e;
+	if (fs_split(fs_list ? fs_list : "all", &fs, &e) < 0)
+		usage_error(ctx->name, "%s", e.msg);
 
 	char *bz;
-	char *tree = test_tree(o, &bz);
+	char *tree = test_tree(o, ctx->kernel, &bz);
 	const char *tmp = getenv("TMPDIR");
 	char *dir = xasprintf("%s/crashlab-ktest.XXXXXX", tmp && *tmp ? tmp : "/tmp");
 	if (!mkdtemp(dir))
@@ -144,48 +148,39 @@ int kernel_test(const struct lab_kbuild_opts *o, const char *fs_list, const char
 	build_test(tree, bin);
 	long long size = pad_to_sector(bin);
 
-	struct lab_vm_config cfg = { .mem_mb = 1024 };
-	for (size_t i = 0; i < fs.n; i++) {
-		char *base = img_base_ensure(fs.v[i], IMG_BASE_DEFAULT_SIZE, NULL);
-		char *ov = xasprintf("%s/%s.qcow2", dir, fs.v[i]);
-		struct sbuf err = SBUF_INIT;
-		if (lab_overlay_create(base, ov, &err) < 0)
-			die_code(EXIT_CANTCREAT, "cannot make an overlay of '%s': %s", base,
-				 err.buf ? err.buf : "qemu-img failed");
-		strvec_pushf(&cfg.drives, "file=%s,format=qcow2", ov);
-		sbuf_free(&err);
-		free(ov);
-		free(base);
-	}
+	struct vm_config cfg = { .mem_mb = 1024 };
+	for (size_t i = 0; i < fs.n; i++)
+		if (guest_add_fs_disk(&cfg, dir, fs.v[i], IMG_BASE_DEFAULT_SIZE, &e) < 0)
+			die_err(&e);
 	strvec_pushf(&cfg.drives, "file=%s,format=raw,readonly=on", bin);
 
-	opt_kernel = bz;
-	lab_guest_prepare(&cfg, accel);
+	if (guest_prepare(&cfg, bz, ctx->accel, &e) < 0)
+		die_err(&e);
 
 	struct sbuf script = SBUF_INIT;
 	guest_script(&script, &fs, size);
 	char *argv[] = { "sh", "-c", script.buf, NULL };
 
-	struct lab_vm vm;
-	enum lab_outcome out = lab_vm_start(&vm, &cfg);
+	struct vm vm;
+	enum vm_outcome out = vm_start(&vm, &cfg);
 	int status = 0, rc;
-	if (out == LAB_OK)
-		out = lab_vm_exec(&vm, argv, 1, 2, 0, &status);
-	if (out == LAB_OK) {
-		lab_vm_stop(&vm);
+	if (out == VM_OK)
+		out = vm_exec(&vm, argv, 1, 2, 0, &status);
+	if (out == VM_OK) {
+		vm_stop(&vm);
 		rc = status ? EXIT_FINDING : EXIT_OK;
 		printf("# kernel test: %s\n", rc ? "FAILED" : "all passed");
 	} else {
-		lab_vm_kill(&vm);
-		rc = lab_vm_report(&vm, out);
+		rc = cmd_guest_failed(&vm, out);
 	}
-	lab_vm_free(&vm);
+	vm_free(&vm);
 	rm_rf(dir);
 	sbuf_free(&script);
-	strvec_free(&cfg.drives);
+	guest_config_free(&cfg);
 	strvec_free(&fs);
 	free(bin);
 	free(dir);
 	free(tree);
+	free(bz);
 	return rc;
 }

@@ -3,17 +3,20 @@
  *
  * A command declares a table of struct opt rows and one usage string;
  * opt_parse() fills the values, prints help for -h/--help (exit 0), and
- * rejects unknown options with exit code 2. --verbose, --quiet and
- * --kernel PATH are accepted by every command ("anywhere").
+ * rejects an unknown option (suggesting the nearest one) or a bad value
+ * with exit code 2. The common options a command takes (cmd/cmd.h: always
+ * --verbose, --quiet, --help; --kernel and --accel for commands that boot
+ * a guest; --db for those that use a database) come as a second table.
  */
-#ifndef CRASHLAB_OPT_H
-#define CRASHLAB_OPT_H
+#ifndef CRASHLAB_CMD_OPT_H
+#define CRASHLAB_CMD_OPT_H
 
-#include "host/util.h"
+#include "core/util.h"
 
 enum opt_type {
 	OPT_END = 0,
 	OPT_BOOL,    /* int *: set to 1 */
+	OPT_COUNT,   /* int *: one more each time (-v -v) */
 	OPT_STRING,  /* const char **: last one wins */
 	OPT_INT,     /* int *: decimal */
 	OPT_LIST,    /* struct strvec *: repeatable */
@@ -29,20 +32,18 @@ struct opt {
 };
 
 enum {
-	OPT_STOP_AT_NONOPT = 1,   /* the first positional ends option parsing (boot -- CMD) */
+	OPT_STOP_AT_NONOPT = 1,   /* the first positional ends option parsing (boot -- CMD, subcommands) */
 };
 
-/* The user's --kernel PATH (any command), or NULL. */
-extern const char *opt_kernel;
-
 /*
- * Parse argv[1..argc) against opts. Positionals are moved to argv[0..ret).
- * usage is printed with the option list for --help and after an error.
+ * Parse argv[1..argc) against opts, then common (either may be NULL).
+ * argv[0] names the command in messages ("crashlab run"). Positionals are
+ * moved to argv[0..ret). usage is printed with both option lists for --help.
  */
-int opt_parse(int argc, char **argv, const struct opt *opts, const char *usage, int flags);
-/* Print usage + options to stdout. */
-void opt_usage(const struct opt *opts, const char *usage);
-/* Report a usage error (one line + "see --help") and exit 2. */
+int opt_parse(int argc, char **argv, const struct opt *opts, const struct opt *common, const char *usage, int flags);
+/* Print usage and the option lists to stdout. */
+void opt_usage(const struct opt *opts, const struct opt *common, const char *usage);
+/* Report a usage error (one line + "see 'cmd --help'") and exit 2. */
 _Noreturn void usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #endif

@@ -1,26 +1,27 @@
 /*
- * run.c - `crashlab run`: the core loop. For each file system: record the
- * workload (engine/record.c), enumerate crash states from the write log
- * (engine/states.c), check every state in a checker guest (engine/checker.c) and
- * store it in crashdb, one transaction per state. Ends with a table.
+ * run.c - `crashlab run`: check the options and the workload, describe the
+ * run, and hand it to the run loop (engine/runner.c) with the database as
+ * its sink (crashdb/write.c); then print the run table from what the loop
+ * counted.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "cmd/cmds.h"
+#include "cmd/cmd.h"
+#include "cmd/render.h"
+#include "core/fs.h"
 #include "crashdb/crashdb.h"
-#include "images/basedisk.h"
 #include "engine/guest.h"
+#include "engine/runner.h"
+#include "host/msg.h"
+#include "host/sys.h"
 #include "judge/judge.h"
 #include "kbuild/kbuild.h"
-#include "cmd/opt.h"
-#include "host/progress.h"
-#include "engine/runner.h"
-#include "engine/states.h"
 
 static const char run_usage[] =
 	"usage: crashlab run WORKLOAD.wl [--fs LIST] [--crash flush|write|reorder] [options]\n"
@@ -70,17 +71,15 @@ static const char *opts_for(const struct strvec *list, const char *fs)
 	return res;
 }
 
-static void check_opts_list(const struct strvec *list, const char *what, const struct strvec *fss)
+static void check_opts_list(const char *cmd, const struct strvec *list, const char *what, const struct strvec *fss)
 {
 	for (size_t i = 0; i < list->n; i++) {
 		const char *colon = strchr(list->v[i], ':');
 		if (!colon)
-			usage_error("crashlab run", "%s '%s' must be FS:OPTIONS (e.g. ext4:data=journal)", what,
-				    list->v[i]);
-		char *fs = xasprintf("%.*s", (int)(colon - list->v[i]), list->v[i]);
-		if (!img_fs_valid(fs))
-			usage_error("crashlab run", "%s names unknown file system '%s' (choose from %s)", what, fs,
-				    img_fs_list());
+			usage_error(cmd, "%s '%s' must be FS:OPTIONS (e.g. ext4:data=journal)", what, list->v[i]);
+		char *fs = xstrndup(list->v[i], (size_t)(colon - list->v[i]));
+		if (!fs_lookup(fs))
+			usage_error(cmd, "%s names unknown file system '%s' (choose from %s)", what, fs, fs_names_text());
 		bool used = false;
 		for (size_t k = 0; k < fss->n; k++)
 			used |= !strcmp(fss->v[k], fs);
@@ -100,12 +99,21 @@ static char *utc_now(void)
 	return xstrdup(buf);
 }
 
-int cmd_run(int argc, char **argv)
+/* The kernel's cache key, or "user:<path>" for --kernel. */
+static char *kernel_key_of(const char *user_kernel)
 {
-	const char *fs_list = "all", *crash = "flush", *db_path = CRASHDB_DEFAULT, *accel = "auto";
-	const char *size_s = "512M";
+	if (user_kernel)
+		return xasprintf("user:%s", user_kernel);
+	struct kbuild_opts ko = { 0 };
+	char key[65];
+	struct errbuf e;
+	return xstrdup(kbuild_key(&ko, key, &e) == 0 ? key : "");
+}
+
+int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
+{
+	const char *fs_list = "all", *crash = "flush", *size_s = "512M", *model_list = NULL;
 	struct strvec mkfs_opts = STRVEC_INIT, mount_opts = STRVEC_INIT;
-	const char *model_list = NULL;
 	int seed = 1, max_states = 0, torn = 0;
 	const struct opt opts[] = {
 		{ OPT_STRING, 0, "fs", &fs_list, "LIST", "file systems, comma-separated (default: all four)" },
@@ -117,8 +125,6 @@ int cmd_run(int argc, char **argv)
 		{ OPT_LIST, 0, "mount-opts", &mount_opts, "FS:OPTS", "mount options for one fs; repeatable" },
 		{ OPT_STRING, 0, "size", &size_s, "SIZE", "test disk size (default 512M; xfs needs 300M)" },
 		{ OPT_STRING, 0, "model", &model_list, "LIST", "models to count and judge the exit status by, or 'all'" },
-		{ OPT_STRING, 0, "db", &db_path, "FILE", "database (default ./crashlab.db)" },
-		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "accelerator" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
 	char *cmdline;
@@ -131,134 +137,84 @@ int cmd_run(int argc, char **argv)
 		cmdline = strvec_join_quoted(&all);
 		strvec_free(&all);
 	}
-	int n = opt_parse(argc, argv, opts, run_usage, 0);
+	const char *cmd = ctx->name;
+	int n = cmd_parse(ctx, argc, argv, opts, run_usage, 0);
 	if (n != 1)
-		usage_error("crashlab run", n ? "give one workload file" : "no workload file given");
-	enum lab_crash_mode mode;
-	if (lab_crash_mode_parse(crash, &mode) < 0)
-		usage_error("crashlab run", "unknown crash mode '%s' (use flush, write or reorder)", crash);
-	if (torn && mode != LAB_CRASH_REORDER)
-		usage_error("crashlab run", "--torn needs --crash reorder");
+		usage_error(cmd, n ? "give one workload file" : "no workload file given");
+	enum crash_mode mode;
+	if (crash_mode_parse(crash, &mode) < 0)
+		usage_error(cmd, "unknown crash mode '%s' (use flush, write or reorder)", crash);
+	if (torn && mode != CRASH_REORDER)
+		usage_error(cmd, "--torn needs --crash reorder");
 	long long size = parse_size(size_s);
 	if (size <= 0)
-		usage_error("crashlab run", "bad size '%s' (use e.g. 512M)", size_s);
+		usage_error(cmd, "bad size '%s' (use e.g. 512M)", size_s);
 	struct strvec fss = STRVEC_INIT;
-	img_fs_split("crashlab run", fs_list, &fss);
-	check_opts_list(&mkfs_opts, "--mkfs-opts", &fss);
-	check_opts_list(&mount_opts, "--mount-opts", &fss);
+	struct errbuf e;
+	if (fs_split(fs_list, &fss, &e) < 0)
+		usage_error(cmd, "%s", e.msg);
+	check_opts_list(cmd, &mkfs_opts, "--mkfs-opts", &fss);
+	check_opts_list(cmd, &mount_opts, "--mount-opts", &fss);
 
 	/* The workload: a parse error stops everything before anything runs. */
 	const char *file = argv[0];
 	struct sbuf text = SBUF_INIT;
 	struct wl_workload w;
-	lab_workload_load(file, &text, &w);
-	{
-		unsigned set;
-		char merr[256];
-		if (lab_models_select(model_list, NULL, &w, &set, merr, sizeof(merr)) < 0)
-			usage_error("crashlab run", "%s", merr);
-		if (sim_check(&w, merr, sizeof(merr)) < 0)
-			die_code(EXIT_DATAERR, "%s: %s", file, merr);
-	}
+	unsigned set;
+	if (wl_load(file, &text, &w, &e) < 0)
+		die_err(&e);
+	if (models_select(model_list, NULL, &w, &set, &e) < 0)
+		usage_error(cmd, "%s", e.msg);
+	if (sim_check(&w, &e) < 0)
+		die_code(EXIT_DATAERR, "%s: %s", file, e.msg);
 
-	struct crashdb *db;
-	char derr[512];
-	if (crashdb_open(db_path, &db, derr, sizeof(derr)) < 0)
-		die_code(EXIT_CANTCREAT, "%s", derr);
-
-	struct lab_vm_config guest = { .mem_mb = 1024 };
-	lab_guest_prepare(&guest, accel);
-	char *kkey;
-	if (opt_kernel) {
-		kkey = xasprintf("user:%s", opt_kernel);
-	} else {
-		struct lab_kbuild_opts ko = { 0 };
-		char key[65];
-		struct sbuf kerr = SBUF_INIT;
-		int kcode;
-		kkey = xstrdup(lab_kbuild_key(&ko, key, &kerr, &kcode) == 0 ? key : "");
-		sbuf_free(&kerr);
-	}
-	char *started = utc_now();
-	const char *kver = lab_kernel_version(guest.kernel);
-	struct crashdb_run run = {
-		.started_at = started, .cmdline = cmdline, .accel = guest.accel,
-		.kernel_version = kver ? kver : "", .kernel_key = kkey ? kkey : "", .workload_file = file,
-		.workload_text = text.buf, .crash_mode = crash, .seed = seed, .max_states = max_states,
-		.torn = torn,
+	struct crashdb *db = cmd_db_open(ctx);
+	struct vm_config guest = { .mem_mb = 1024 };
+	cmd_guest(ctx, &guest);
+	const char *kver = kernel_version(guest.kernel);
+	struct run_info run = {
+		.started_at = utc_now(), .cmdline = cmdline, .accel = xstrdup(guest.accel),
+		.kernel_version = xstrdup(kver ? kver : ""), .kernel_key = kernel_key_of(ctx->kernel),
+		.workload_file = xstrdup(file), .workload_text = xstrdup(text.buf), .crash_mode = xstrdup(crash),
+		.seed = seed, .max_states = max_states, .torn = torn, .status = xstrdup("running"),
 	};
-	if (crashdb_run_insert(db, &run) < 0)
-		die("%s", crashdb_error(db));
-
 	/* The write logs stay with the run (so any state can be rebuilt); the
 	 * folder is unique even across databases. */
-	char *workdir = xasprintf("%s/runs/%s-%lld-%d", cache_dir(), started, (long long)run.id, (int)getpid());
+	char *runs = cache_subdir("runs", &e);
+	if (!runs)
+		die_err(&e);
+	char *workdir = xasprintf("%s/%s-%d", runs, run.started_at, (int)getpid());
 	if (mkdir_p(workdir, 0755) < 0)
 		die_code(exit_for_errno(errno), "cannot create '%s': %s", workdir, errno_advice(errno));
 
-	struct lab_fs_summary *sums = xcalloc(fss.n, sizeof(*sums));
-	struct lab_run_params params = {
-		.w = &w, .guest = &guest, .size = size, .mode = mode, .seed = (uint64_t)seed,
+	struct fs_params *fps = xcalloc(fss.n, sizeof(*fps));
+	for (size_t i = 0; i < fss.n; i++)
+		fps[i] = (struct fs_params){ fss.v[i], opts_for(&mkfs_opts, fss.v[i]), opts_for(&mount_opts, fss.v[i]) };
+	struct run_params params = {
+		.w = &w, .guest = &guest, .backend = backend_qemu(), .size = size, .mode = mode, .seed = (uint64_t)seed,
 		.max_states = (size_t)max_states, .torn = torn, .workdir = workdir, .models = model_list,
 	};
-	int rc = 0;
-	for (size_t i = 0; i < fss.n; i++) {
-		const char *fs = fss.v[i];
-		int r = lab_run_fs(db, run.id, fs, opts_for(&mkfs_opts, fs), opts_for(&mount_opts, fs), &params,
-				   &sums[i]);
-		if (r && !rc)
-			rc = r;
-	}
-	/* A promise broken under a selected model, or a universal rule broken: exit 1. */
-	int finding = 0;
-	for (size_t i = 0; i < fss.n; i++) {
-		finding |= sums[i].verdicts[LAB_M_UNIVERSAL][LAB_V_BROKEN] > 0;
-		for (int m = 0; m < LAB_M_COUNT; m++)
-			if (sums[i].models & (1u << m))
-				finding |= sums[i].verdicts[m][LAB_V_LOST] > 0;
-	}
-	if (!rc && finding)
-		rc = EXIT_FINDING;
-	crashdb_run_finish(db, run.id, rc == EXIT_FINDING ? "findings" : rc ? "failed" : "ok", rc);
-
-	printf("run %lld: %s on %zu file system%s, crash mode %s (%s)\n", (long long)run.id, file, fss.n,
-	       fss.n == 1 ? "" : "s", crash, guest.accel);
-	printf("%-7s %7s %7s %7s %9s %8s  %s\n", "fs", "states", "mount", "fsck", "distinct", "time", "");
-	printf("%-7s %7s %7s %7s %9s %8s\n", "", "", "failed", "flagged", "trees", "");
-	for (size_t i = 0; i < fss.n; i++) {
-		struct lab_fs_summary *s = &sums[i];
-		char t[16];
-		progress_fmt_time(s->ms / 1000, t, sizeof(t));
-		printf("%-7s %7zu %7zu %7zu %9zu %8s  %s\n", s->fs, s->states, s->mount_fail, s->fsck_fail,
-		       s->distinct, t, s->error[0] ? s->error : "");
-	}
-	printf("\n%-7s %-12s %6s %7s %6s %6s %6s  %s\n", "fs", "model", "LOST", "broken", "bonus", "kept", "gone",
-	       "(broken: universal rules U1-U5, the same for every model)");
-	for (size_t i = 0; i < fss.n; i++) {
-		struct lab_fs_summary *s = &sums[i];
-		size_t broken = s->verdicts[LAB_M_UNIVERSAL][LAB_V_BROKEN];
-		for (int m = 0; m < LAB_M_COUNT; m++) {
-			if (!(s->models & (1u << m)))
-				continue;
-			printf("%-7s %-12s %6zu %7zu %6zu %6zu %6zu\n", s->fs, lab_model_name(m), s->verdicts[m][LAB_V_LOST],
-			       broken, s->verdicts[m][LAB_V_BONUS], s->verdicts[m][LAB_V_KEPT], s->verdicts[m][LAB_V_GONE]);
-		}
-		if (s->unexplained)
-			printf("%-7s %zu state%s no set of ops explains (U3)\n", s->fs, s->unexplained,
-			       s->unexplained == 1 ? "" : "s");
-	}
-	printf("findings: crashlab report %lld%s%s\n", (long long)run.id, strcmp(db_path, CRASHDB_DEFAULT) ? " --db " : "",
-	       strcmp(db_path, CRASHDB_DEFAULT) ? db_path : "");
-	printf("details: crashlab show %lld%s%s\n", (long long)run.id, strcmp(db_path, CRASHDB_DEFAULT) ? " --db " : "",
-	       strcmp(db_path, CRASHDB_DEFAULT) ? db_path : "");
-	crashdb_close(db);
+	guest_barrier_syscalls(ctx->kernel, &params.nr_fbarrier, &params.nr_fdatabarrier);
+	struct sink sink;
+	crashdb_sink(db, &sink);
+	struct fs_summary *sums = xcalloc(fss.n, sizeof(*sums));
+	int rc = runner_run(&params, fps, fss.n, &run, &sink, sums, &e);
+	if (rc < 0)
+		die_err(&e);
+	/* A fs run that failed says why, in full, before the table. */
 	for (size_t i = 0; i < fss.n; i++)
-		free(sums[i].sim_notes);
+		if (sums[i].exit_code)
+			error("%s: %s", sums[i].fs, sums[i].error);
+	render_run_table(stdout, &run, sums, fss.n);
+	printf("findings: crashlab report %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
+	printf("details: crashlab show %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
+	crashdb_close(db);
 	free(sums);
+	free(fps);
 	free(workdir);
-	free(started);
-	free(kkey);
-	free(cmdline);
+	free(runs);
+	run_info_free(&run);
+	guest_config_free(&guest);
 	wl_free(&w);
 	sbuf_free(&text);
 	strvec_free(&fss);

@@ -2,27 +2,26 @@
  * show.c - `crashlab show`: print one run (its workload, and per file system
  * the ops as carried out, the write-log summary and the table of crash
  * states), or one crash state in full (its recipe, the mount and fsck
- * outcome, which ops had completed, and the observed tree, one line per
- * node), as text or as a JSON document.
+ * outcome, which ops had completed, the observed tree one line per node,
+ * and the judge's findings), as text or as a JSON document.
  *
- * Everything comes from the database through plain queries; nothing here
- * writes. The rows are read into the crashdb.h structs first, then one of
- * two renderers prints them, so text and JSON always say the same thing.
- * The tree is sorted with '/' below every other byte, so a directory's
- * children follow it directly ("A", "A/x", "A-b", not "A", "A-b", "A/x").
+ * Everything comes from crashdb's read API; this file only renders, and
+ * text and JSON are made from the same structs, so they always say the same
+ * thing. The tree is sorted with '/' below every other byte, so a
+ * directory's children follow it directly ("A", "A/x", "A-b").
  */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmds.h"
+#include "cmd/cmd.h"
+#include "cmd/render.h"
 #include "crashdb/crashdb.h"
-#include "cmd/opt.h"
+#include "host/msg.h"
 
 static const char show_usage[] =
 	"usage: crashlab show [--db FILE] [--format text|json] RUN [FS STATE]\n"
@@ -52,289 +51,6 @@ static const char show_usage[] =
 	"  crashlab show 3 ext4 2\n"
 	"  crashlab show --db runs/ci.db --format json last xfs 0 | jq .tree\n";
 
-/* ------------------------------------------------------------------ */
-/* Reading */
-
-struct run_view {
-	struct crashdb_run r;
-	char *finished_at, *status;
-	bool has_exit;
-	int exit_code;
-};
-
-struct state_view {
-	struct crashdb_state s;
-	int64_t n_nodes;
-};
-
-struct fs_view {
-	struct crashdb_fsrun f;
-	struct crashdb_op *ops;
-	size_t nops;
-	struct state_view *states;
-	size_t nstates;
-};
-
-static struct crashdb *cdb;
-static const char *db_path;
-
-#define prepare(sql) crashdb_prepare(cdb, sql)
-#define col_str(st, i) crashdb_col_text(st, i)
-#define db_die(what) crashdb_read_die(cdb, what)
-
-static void free_str(const char *s)
-{
-	free((char *)s);
-}
-
-static void read_run(int64_t id, struct run_view *v)
-{
-	sqlite3_stmt *st = prepare(
-		"SELECT id, started_at, finished_at, status, exit_code, cmdline, accel, kernel_version,"
-		" kernel_key, workload_file, workload_text, crash_mode, seed, max_states, torn"
-		" FROM runs WHERE id = ?");
-	sqlite3_bind_int64(st, 1, id);
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE)
-		die_code(EXIT_NOINPUT, "run %" PRId64 " does not exist in '%s'", id, db_path);
-	if (rc != SQLITE_ROW)
-		db_die("the run");
-	memset(v, 0, sizeof(*v));
-	v->r.id = sqlite3_column_int64(st, 0);
-	v->r.started_at = col_str(st, 1);
-	v->finished_at = col_str(st, 2);
-	v->status = col_str(st, 3);
-	v->has_exit = sqlite3_column_type(st, 4) != SQLITE_NULL;
-	v->exit_code = sqlite3_column_int(st, 4);
-	v->r.cmdline = col_str(st, 5);
-	v->r.accel = col_str(st, 6);
-	v->r.kernel_version = col_str(st, 7);
-	v->r.kernel_key = col_str(st, 8);
-	v->r.workload_file = col_str(st, 9);
-	v->r.workload_text = col_str(st, 10);
-	v->r.crash_mode = col_str(st, 11);
-	v->r.seed = sqlite3_column_int64(st, 12);
-	v->r.max_states = sqlite3_column_int64(st, 13);
-	v->r.torn = sqlite3_column_int(st, 14);
-	sqlite3_finalize(st);
-}
-
-static void free_run(struct run_view *v)
-{
-	free_str(v->r.started_at);
-	free_str(v->r.cmdline);
-	free_str(v->r.accel);
-	free_str(v->r.kernel_version);
-	free_str(v->r.kernel_key);
-	free_str(v->r.workload_file);
-	free_str(v->r.workload_text);
-	free_str(v->r.crash_mode);
-	free(v->finished_at);
-	free(v->status);
-}
-
-static void read_ops(struct fs_view *fv)
-{
-	sqlite3_stmt *st = prepare("SELECT op_id, section, text, line, ret, err, ino, ino2, log_pos, ms"
-				   " FROM ops WHERE fsrun_id = ? ORDER BY op_id");
-	sqlite3_bind_int64(st, 1, fv->f.id);
-	size_t cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (fv->nops == cap) {
-			cap = cap ? 2 * cap : 16;
-			fv->ops = xrealloc(fv->ops, cap * sizeof(*fv->ops));
-		}
-		struct crashdb_op *o = &fv->ops[fv->nops++];
-		o->op_id = sqlite3_column_int(st, 0);
-		o->section = sqlite3_column_int(st, 1);
-		o->text = col_str(st, 2);
-		o->line = sqlite3_column_int(st, 3);
-		o->ret = sqlite3_column_int64(st, 4);
-		o->err = sqlite3_column_int(st, 5);
-		o->ino = (uint64_t)sqlite3_column_int64(st, 6);
-		o->ino2 = (uint64_t)sqlite3_column_int64(st, 7);
-		o->log_pos = sqlite3_column_int64(st, 8);
-		o->ms = sqlite3_column_double(st, 9);
-	}
-	if (rc != SQLITE_DONE)
-		db_die("the ops");
-	sqlite3_finalize(st);
-}
-
-static const char state_cols[] =
-	"SELECT id, idx, kind, spec, point, last_completed_op, mount_ok, mount_msg, fsck_status, fsck_clean,"
-	" fsck_output, tree_hash, n_nodes, ms_replay, ms_mount, ms_capture, ms_fsck, ms_other FROM states";
-
-static void state_from_row(sqlite3_stmt *st, struct state_view *v)
-{
-	struct crashdb_state *s = &v->s;
-	s->id = sqlite3_column_int64(st, 0);
-	s->idx = sqlite3_column_int(st, 1);
-	s->kind = col_str(st, 2);
-	s->spec = col_str(st, 3);
-	s->point = sqlite3_column_int64(st, 4);
-	s->last_completed_op = sqlite3_column_int(st, 5);
-	s->mount_ok = sqlite3_column_int(st, 6);
-	s->mount_msg = col_str(st, 7);
-	s->fsck_status = sqlite3_column_int(st, 8);
-	s->fsck_clean = sqlite3_column_int(st, 9);
-	s->fsck_output = col_str(st, 10);
-	s->tree_hash = col_str(st, 11);
-	v->n_nodes = sqlite3_column_int64(st, 12);
-	s->ms_replay = sqlite3_column_double(st, 13);
-	s->ms_mount = sqlite3_column_double(st, 14);
-	s->ms_capture = sqlite3_column_double(st, 15);
-	s->ms_fsck = sqlite3_column_double(st, 16);
-	s->ms_other = sqlite3_column_double(st, 17);
-}
-
-static void free_state(struct state_view *v)
-{
-	free_str(v->s.kind);
-	free_str(v->s.spec);
-	free_str(v->s.mount_msg);
-	free_str(v->s.fsck_output);
-	free_str(v->s.tree_hash);
-}
-
-static void read_states(struct fs_view *fv)
-{
-	char *sql = xasprintf("%s WHERE fsrun_id = ? ORDER BY idx", state_cols);
-	sqlite3_stmt *st = prepare(sql);
-	free(sql);
-	sqlite3_bind_int64(st, 1, fv->f.id);
-	size_t cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (fv->nstates == cap) {
-			cap = cap ? 2 * cap : 16;
-			fv->states = xrealloc(fv->states, cap * sizeof(*fv->states));
-		}
-		state_from_row(st, &fv->states[fv->nstates++]);
-	}
-	if (rc != SQLITE_DONE)
-		db_die("the crash states");
-	sqlite3_finalize(st);
-}
-
-/* The fs runs of a run (all, or only those named fs), with their ops; states too when want_states. */
-static size_t read_fsruns(int64_t run_id, const char *fs, bool want_states, struct fs_view **out)
-{
-	sqlite3_stmt *st = prepare(
-		"SELECT id, run_id, fs, mkfs_opts, mount_opts, base_image, image_size, qemu_cmdline, log_entries,"
-		" log_committed, log_flushes, log_writes, log_discards, log_bytes, log_truncated, setup_end,"
-		" outcome, error, record_ms, check_ms, log_path FROM fsruns"
-		" WHERE run_id = ?1 AND (?2 IS NULL OR fs = ?2) ORDER BY id");
-	sqlite3_bind_int64(st, 1, run_id);
-	if (fs)
-		sqlite3_bind_text(st, 2, fs, -1, SQLITE_STATIC);
-	struct fs_view *v = NULL;
-	size_t n = 0, cap = 0;
-	int rc;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (n == cap) {
-			cap = cap ? 2 * cap : 4;
-			v = xrealloc(v, cap * sizeof(*v));
-		}
-		struct fs_view *fv = &v[n++];
-		memset(fv, 0, sizeof(*fv));
-		struct crashdb_fsrun *f = &fv->f;
-		f->id = sqlite3_column_int64(st, 0);
-		f->run_id = sqlite3_column_int64(st, 1);
-		f->fs = col_str(st, 2);
-		f->mkfs_opts = col_str(st, 3);
-		f->mount_opts = col_str(st, 4);
-		f->base_image = col_str(st, 5);
-		f->image_size = sqlite3_column_int64(st, 6);
-		f->qemu_cmdline = col_str(st, 7);
-		f->log_entries = sqlite3_column_int64(st, 8);
-		f->log_committed = sqlite3_column_int64(st, 9);
-		f->log_flushes = sqlite3_column_int64(st, 10);
-		f->log_writes = sqlite3_column_int64(st, 11);
-		f->log_discards = sqlite3_column_int64(st, 12);
-		f->log_bytes = sqlite3_column_int64(st, 13);
-		f->log_truncated = sqlite3_column_int(st, 14);
-		f->setup_end = sqlite3_column_int64(st, 15);
-		f->outcome = col_str(st, 16);
-		f->error = col_str(st, 17);
-		f->record_ms = sqlite3_column_double(st, 18);
-		f->check_ms = sqlite3_column_double(st, 19);
-		f->log_path = col_str(st, 20);
-	}
-	if (rc != SQLITE_DONE)
-		db_die("the file system runs");
-	sqlite3_finalize(st);
-	for (size_t i = 0; i < n; i++) {
-		read_ops(&v[i]);
-		if (want_states)
-			read_states(&v[i]);
-	}
-	*out = v;
-	return n;
-}
-
-static void free_fsruns(struct fs_view *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		struct crashdb_fsrun *f = &v[i].f;
-		free_str(f->fs);
-		free_str(f->mkfs_opts);
-		free_str(f->mount_opts);
-		free_str(f->base_image);
-		free_str(f->log_path);
-		free_str(f->qemu_cmdline);
-		free_str(f->outcome);
-		free_str(f->error);
-		for (size_t k = 0; k < v[i].nops; k++)
-			free_str(v[i].ops[k].text);
-		free(v[i].ops);
-		for (size_t k = 0; k < v[i].nstates; k++)
-			free_state(&v[i].states[k]);
-		free(v[i].states);
-	}
-	free(v);
-}
-
-/* The file system names a run has, for "it has: ext4, xfs". */
-static char *fs_names(int64_t run_id)
-{
-	sqlite3_stmt *st = prepare("SELECT fs FROM fsruns WHERE run_id = ? ORDER BY id");
-	sqlite3_bind_int64(st, 1, run_id);
-	struct sbuf sb = SBUF_INIT;
-	while (sqlite3_step(st) == SQLITE_ROW)
-		sbuf_addf(&sb, "%s%s", sb.len ? ", " : "", (const char *)sqlite3_column_text(st, 0));
-	sqlite3_finalize(st);
-	if (!sb.len)
-		sbuf_adds(&sb, "none");
-	return sbuf_detach(&sb);
-}
-
-static void read_state(const struct fs_view *fv, int idx, struct state_view *v)
-{
-	char *sql = xasprintf("%s WHERE fsrun_id = ? AND idx = ?", state_cols);
-	sqlite3_stmt *st = prepare(sql);
-	free(sql);
-	sqlite3_bind_int64(st, 1, fv->f.id);
-	sqlite3_bind_int(st, 2, idx);
-	int rc = sqlite3_step(st);
-	if (rc == SQLITE_DONE) {
-		sqlite3_stmt *c = prepare("SELECT count(*), min(idx), max(idx) FROM states WHERE fsrun_id = ?");
-		sqlite3_bind_int64(c, 1, fv->f.id);
-		if (sqlite3_step(c) != SQLITE_ROW)
-			db_die("the crash states");
-		if (sqlite3_column_int64(c, 0) == 0)
-			die_code(EXIT_NOINPUT, "state %d does not exist for %s in run %" PRId64 " (it has no states)",
-				 idx, fv->f.fs, fv->f.run_id);
-		die_code(EXIT_NOINPUT, "state %d does not exist for %s in run %" PRId64 " (it has states %d..%d)", idx,
-			 fv->f.fs, fv->f.run_id, sqlite3_column_int(c, 1), sqlite3_column_int(c, 2));
-	}
-	if (rc != SQLITE_ROW)
-		db_die("the crash state");
-	state_from_row(st, v);
-	sqlite3_finalize(st);
-}
-
 /* Tree order: '/' sorts below every other byte, so children follow their directory. */
 static int path_cmp(const void *a, const void *b)
 {
@@ -347,262 +63,11 @@ static int path_cmp(const void *a, const void *b)
 	return x - y;
 }
 
-static size_t read_nodes(int64_t state_id, struct tree_node **out)
+static const char *fsck_word(const struct check_report *c)
 {
-	size_t n = crashdb_nodes_read(cdb, state_id, out);
-	if (n)
-		qsort(*out, n, sizeof(**out), path_cmp);
-	return n;
-}
-
-static void free_nodes(struct tree_node *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		free(v[i].path);
-		free(v[i].xattrs);
-		free(v[i].target);
-		free(v[i].blocks);
-		free(v[i].content);
-	}
-	free(v);
-}
-
-/* ------------------------------------------------------------------ */
-/* Helpers shared by both renderers */
-
-static const struct {
-	int err;
-	const char *name;
-} errno_names[] = {
-	{ EPERM, "EPERM" }, { ENOENT, "ENOENT" }, { EINTR, "EINTR" }, { EIO, "EIO" }, { ENXIO, "ENXIO" },
-	{ E2BIG, "E2BIG" }, { EBADF, "EBADF" }, { EAGAIN, "EAGAIN" }, { ENOMEM, "ENOMEM" },
-	{ EACCES, "EACCES" }, { EFAULT, "EFAULT" }, { EBUSY, "EBUSY" }, { EEXIST, "EEXIST" },
-	{ EXDEV, "EXDEV" }, { ENODEV, "ENODEV" }, { ENOTDIR, "ENOTDIR" }, { EISDIR, "EISDIR" },
-	{ EINVAL, "EINVAL" }, { ENFILE, "ENFILE" }, { EMFILE, "EMFILE" }, { ENOTTY, "ENOTTY" },
-	{ ETXTBSY, "ETXTBSY" }, { EFBIG, "EFBIG" }, { ENOSPC, "ENOSPC" }, { ESPIPE, "ESPIPE" },
-	{ EROFS, "EROFS" }, { EMLINK, "EMLINK" }, { EPIPE, "EPIPE" }, { ERANGE, "ERANGE" },
-	{ EDEADLK, "EDEADLK" }, { ENAMETOOLONG, "ENAMETOOLONG" }, { ENOSYS, "ENOSYS" },
-	{ ENOTEMPTY, "ENOTEMPTY" }, { ELOOP, "ELOOP" }, { ENODATA, "ENODATA" }, { EOVERFLOW, "EOVERFLOW" },
-	{ EOPNOTSUPP, "EOPNOTSUPP" }, { ETIMEDOUT, "ETIMEDOUT" }, { ESTALE, "ESTALE" },
-	{ EDQUOT, "EDQUOT" }, { ECANCELED, "ECANCELED" }, { EUCLEAN, "EUCLEAN" },
-};
-
-/* "ENOENT", or NULL for an errno the table does not know. */
-static const char *errno_name(int err)
-{
-	for (size_t i = 0; i < sizeof(errno_names) / sizeof(errno_names[0]); i++)
-		if (errno_names[i].err == err)
-			return errno_names[i].name;
-	return NULL;
-}
-
-/* "ok", "ok (5)", or "-1 ENOENT". */
-static void op_result(const struct crashdb_op *o, char *buf, size_t len)
-{
-	if (o->err) {
-		const char *name = errno_name(o->err);
-		if (name)
-			snprintf(buf, len, "%" PRId64 " %s", o->ret, name);
-		else
-			snprintf(buf, len, "%" PRId64 " errno %d", o->ret, o->err);
-	} else if (o->ret) {
-		snprintf(buf, len, "ok (%" PRId64 ")", o->ret);
-	} else {
-		snprintf(buf, len, "ok");
-	}
-}
-
-/* Length of the valid UTF-8 sequence (2..4 bytes) at s, or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
-static bool utf8_valid(const unsigned char *s, size_t n)
-{
-	for (size_t i = 0; i < n;) {
-		if (s[i] < 0x80) {
-			i++;
-			continue;
-		}
-		size_t l = utf8_seq(s + i, n - i);
-		if (!l)
-			return false;
-		i += l;
-	}
-	return true;
-}
-
-/* Mostly text: at most one byte in eight is neither printable, whitespace nor UTF-8. */
-static bool printable_ish(const unsigned char *s, size_t n)
-{
-	size_t bad = 0;
-	for (size_t i = 0; i < n;) {
-		if ((s[i] >= 0x20 && s[i] < 0x7f) || s[i] == '\n' || s[i] == '\t' || s[i] == '\r') {
-			i++;
-			continue;
-		}
-		size_t l = s[i] >= 0x80 ? utf8_seq(s + i, n - i) : 0;
-		if (l) {
-			i += l;
-			continue;
-		}
-		bad++;
-		i++;
-	}
-	return bad * 8 <= n;
-}
-
-/* Text escaping: C-style escapes for control bytes and invalid UTF-8, '"' and '\' escaped when quoted. */
-static void esc_text(struct sbuf *sb, const void *data, size_t n, bool quoted)
-{
-	const unsigned char *s = data;
-	if (quoted)
-		sbuf_adds(sb, "\"");
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = s[i];
-		if (c >= 0x80) {
-			size_t l = utf8_seq(s + i, n - i);
-			if (l) {
-				sbuf_add(sb, s + i, l);
-				i += l - 1;
-			} else {
-				sbuf_addf(sb, "\\x%02x", c);
-			}
-		} else if (c == '\n') {
-			sbuf_adds(sb, "\\n");
-		} else if (c == '\t') {
-			sbuf_adds(sb, "\\t");
-		} else if (c == '\r') {
-			sbuf_adds(sb, "\\r");
-		} else if (c == '\0' && !(i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7')) {
-			sbuf_adds(sb, "\\0");
-		} else if (c < 0x20 || c == 0x7f) {
-			sbuf_addf(sb, "\\x%02x", c);
-		} else if (c == '\\' || (quoted && c == '"')) {
-			sbuf_addf(sb, "\\%c", c);
-		} else {
-			sbuf_add(sb, &c, 1);
-		}
-	}
-	if (quoted)
-		sbuf_adds(sb, "\"");
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
-/* Undo the percent-encoding inside the xattrs field; a malformed %XX stays as is. */
-static void pct_decode(struct sbuf *sb, const char *s, size_t n)
-{
-	sbuf_reset(sb);
-	sbuf_add(sb, "", 0);
-	for (size_t i = 0; i < n; i++) {
-		int h, l;
-		if (s[i] == '%' && i + 2 < n && (h = hexval(s[i + 1])) >= 0 && (l = hexval(s[i + 2])) >= 0) {
-			unsigned char c = (unsigned char)(h * 16 + l);
-			sbuf_add(sb, &c, 1);
-			i += 2;
-		} else {
-			sbuf_add(sb, &s[i], 1);
-		}
-	}
-}
-
-/* Call fn for each xattr (decoded name, decoded value) of a tree node's xattrs field. */
-static void each_xattr(const char *xattrs, void (*fn)(void *ctx, const struct sbuf *name, const struct sbuf *value),
-		       void *ctx)
-{
-	struct sbuf name = SBUF_INIT, value = SBUF_INIT;
-	for (const char *p = xattrs; p && *p;) {
-		size_t l = strcspn(p, ";");
-		const char *eq = memchr(p, '=', l);
-		size_t nl = eq ? (size_t)(eq - p) : l;
-		pct_decode(&name, p, nl);
-		pct_decode(&value, eq ? eq + 1 : p + l, eq ? l - nl - 1 : 0);
-		fn(ctx, &name, &value);
-		p += l;
-		if (*p)
-			p++;
-	}
-	sbuf_free(&name);
-	sbuf_free(&value);
-}
-
-/* Call fn for each run of equal block tokens. */
-static void each_block_run(const char *blocks, void (*fn)(void *ctx, const char *tok, size_t len, size_t count),
-			   void *ctx)
-{
-	const char *p = blocks;
-	while (p && *p) {
-		size_t l = strcspn(p, ",");
-		size_t count = 1;
-		const char *q = p + l;
-		while (*q == ',' && !strncmp(q + 1, p, l) && (q[1 + l] == ',' || q[1 + l] == '\0')) {
-			count++;
-			q += 1 + l;
-		}
-		fn(ctx, p, l, count);
-		p = *q ? q + 1 : q;
-	}
-}
-
-static void mode_string(const struct tree_node *t, char out[11])
-{
-	static const char rwx[] = "rwxrwxrwx";
-	out[0] = t->type == 'f' ? '-' : t->type == 'd' ? 'd' : t->type == 'l' ? 'l' : '?';
-	for (int i = 0; i < 9; i++)
-		out[1 + i] = t->mode & (0400u >> i) ? rwx[i] : '-';
-	if (t->mode & 04000)
-		out[3] = out[3] == 'x' ? 's' : 'S';
-	if (t->mode & 02000)
-		out[6] = out[6] == 'x' ? 's' : 'S';
-	if (t->mode & 01000)
-		out[9] = out[9] == 'x' ? 't' : 'T';
-	out[10] = '\0';
-}
-
-static const char *fsck_word(const struct crashdb_state *s)
-{
-	if (s->fsck_status < 0)
+	if (c->fsck_status < 0)
 		return "not run";
-	return s->fsck_clean ? "clean" : "complaint";
-}
-
-static bool op_completed(const struct crashdb_op *o, const struct crashdb_state *s)
-{
-	return o->log_pos <= s->point;
+	return c->fsck_clean ? "clean" : "complaint";
 }
 
 /* ------------------------------------------------------------------ */
@@ -634,16 +99,15 @@ static void print_size(const char *label, int64_t bytes)
 		printf("%s%" PRId64 " bytes", label, bytes);
 }
 
-static void text_run(const struct run_view *v)
+static void text_run(const struct run_info *r)
 {
-	const struct crashdb_run *r = &v->r;
 	printf("run %" PRId64 "\n", r->id);
 	printf("started   %s\n", or_dash(r->started_at));
-	if (v->finished_at)
-		printf("finished  %s\n", v->finished_at);
-	printf("status    %s", or_dash(v->status));
-	if (v->has_exit)
-		printf(" (exit %d)", v->exit_code);
+	if (r->finished_at)
+		printf("finished  %s\n", r->finished_at);
+	printf("status    %s", or_dash(r->status));
+	if (r->has_exit)
+		printf(" (exit %d)", r->exit_code);
 	printf("\ncommand   %s\n", or_dash(r->cmdline));
 	printf("accel     %s\n", or_dash(r->accel));
 	printf("kernel    %s", or_dash(r->kernel_version));
@@ -665,9 +129,17 @@ static void text_run(const struct run_view *v)
 	}
 }
 
-static void text_fsrun(const struct fs_view *fv)
+/* An op's canonical text (malloc'd). */
+static char *op_text(const struct wl_op *op)
 {
-	const struct crashdb_fsrun *f = &fv->f;
+	int len = wl_format(op, NULL, 0);
+	char *t = xmalloc((size_t)len + 1);
+	wl_format(op, t, (size_t)len + 1);
+	return t;
+}
+
+static void text_fsrun(const struct fsrun *f, const struct state_result *st, size_t nst, int verbose)
+{
 	printf("\n== %s (fs run %" PRId64 ")\n", f->fs, f->id);
 	printf("mkfs      %s\n", f->mkfs_opts && *f->mkfs_opts ? f->mkfs_opts : "(defaults)");
 	printf("mount     %s\n", f->mount_opts && *f->mount_opts ? f->mount_opts : "(defaults)");
@@ -682,43 +154,46 @@ static void text_fsrun(const struct fs_view *fv)
 		printf("qemu      %s\n", f->qemu_cmdline);
 	printf("log       %" PRId64 " entries (%" PRId64 " committed), %" PRId64 " flushes, %" PRId64 " writes, %" PRId64
 	       " discards, %" PRId64 " bytes%s\n",
-	       f->log_entries, f->log_committed, f->log_flushes, f->log_writes, f->log_discards, f->log_bytes,
-	       f->log_truncated ? ", a truncated last entry dropped" : "");
+	       f->log.entries, f->log.committed, f->log.flushes, f->log.writes, f->log.discards, f->log.bytes,
+	       f->log.truncated ? ", a truncated last entry dropped" : "");
 	if (f->log_path)
 		printf("log file  %s\n", f->log_path);
 	printf("setup     ends at log position %" PRId64 "\n", f->setup_end);
 
 	printf("\nops\n");
+	size_t nops = f->res ? f->ops.n : 0;
 	int rw = 6;
 	char res[64];
-	for (size_t i = 0; i < fv->nops; i++) {
-		op_result(&fv->ops[i], res, sizeof(res));
+	for (size_t i = 0; i < nops; i++) {
+		render_op_result(&f->res[i], res, sizeof(res));
 		if ((int)strlen(res) > rw)
 			rw = (int)strlen(res);
 	}
-	if (fv->nops)
+	if (nops)
 		printf("  %4s  %-5s  %4s  %-*s  %7s  %s\n", "op", "sect", "line", rw, "result", "log pos", "text");
-	for (size_t i = 0; i < fv->nops; i++) {
-		const struct crashdb_op *o = &fv->ops[i];
-		op_result(o, res, sizeof(res));
-		printf("  %4d  %-5s  %4d  %-*s  %7" PRId64 "  %s\n", o->op_id, o->section ? "run" : "setup", o->line, rw,
-		       res, o->log_pos, or_dash(o->text));
+	for (size_t i = 0; i < nops; i++) {
+		const struct wl_op *op = &f->ops.ops[i];
+		char *text = op_text(op);
+		render_op_result(&f->res[i], res, sizeof(res));
+		printf("  %4d  %-5s  %4d  %-*s  %7" PRId64 "  %s\n", op->id, op->section ? "run" : "setup", op->line, rw,
+		       res, f->res[i].log_pos, or_dash(text));
+		free(text);
 	}
-	if (!fv->nops)
+	if (!nops)
 		printf("  (none recorded)\n");
 
-	printf("\nstates (%zu)\n", fv->nstates);
-	if (!fv->nstates)
+	printf("\nstates (%zu)\n", nst);
+	if (!nst)
 		return;
 	printf("  %4s  %-6s  %7s  %7s  %-6s  %-9s  %-12s  %5s\n", "idx", "kind", "point", "last op", "mount", "fsck",
 	       "tree", "nodes");
-	for (size_t i = 0; i < fv->nstates; i++) {
-		const struct crashdb_state *s = &fv->states[i].s;
+	for (size_t i = 0; i < nst; i++) {
+		const struct state_result *s = &st[i];
 		char last[16];
 		snprintf(last, sizeof(last), "%d", s->last_completed_op);
 		printf("  %4d  %-6s  %7" PRId64 "  %7s  %-6s  %-9s  %-12.12s  %5" PRId64 "\n", s->idx, or_dash(s->kind),
-		       s->point, s->last_completed_op ? last : "-", s->mount_ok ? "ok" : "failed", fsck_word(s),
-		       or_dash(s->tree_hash), fv->states[i].n_nodes);
+		       s->point, s->last_completed_op ? last : "-", s->check.mount_ok ? "ok" : "failed", fsck_word(&s->check),
+		       or_dash(s->check.tree_hash), s->n_nodes);
 	}
 }
 
@@ -726,9 +201,9 @@ static void text_xattr(void *ctx, const struct sbuf *name, const struct sbuf *va
 {
 	struct sbuf *sb = ctx;
 	sbuf_adds(sb, " ");
-	esc_text(sb, name->buf, name->len, false);
+	render_escape(sb, name->buf, name->len, false);
 	sbuf_adds(sb, "=");
-	esc_text(sb, value->buf, value->len, true);
+	render_escape(sb, value->buf, value->len, true);
 }
 
 static void text_block_run(void *ctx, const char *tok, size_t len, size_t count)
@@ -738,35 +213,35 @@ static void text_block_run(void *ctx, const char *tok, size_t len, size_t count)
 		sbuf_adds(sb, ",");
 	sbuf_add(sb, tok, len);
 	if (count > 1)
-		sbuf_addf(sb, "×%zu", count);
+		sbuf_addf(sb, "\u00d7%zu", count);
 }
 
 static void text_node(const struct tree_node *t, int wl, int wo, int ws)
 {
 	char mode[11], owner[32];
-	mode_string(t, mode);
+	render_mode_string(t, mode);
 	snprintf(owner, sizeof(owner), "%" PRIu32 ":%" PRIu32, t->uid, t->gid);
 	struct sbuf sb = SBUF_INIT;
 	sbuf_addf(&sb, "%s  %*" PRIu32 "  %-*s  %*" PRIu64 "  ", mode, wl, t->nlink, wo, owner, ws, t->size);
-	esc_text(&sb, t->path, strlen(t->path), false);
+	render_escape(&sb, t->path, strlen(t->path), false);
 	if (t->type == 'l' && t->target) {
 		sbuf_adds(&sb, " -> ");
-		esc_text(&sb, t->target, strlen(t->target), false);
+		render_escape(&sb, t->target, strlen(t->target), false);
 	}
 	if (t->type == 'f' && t->size > 0) {
 		sbuf_adds(&sb, "  ");
 		/* Short or text-like inline content says more than a hash. */
-		if (t->content && (printable_ish(t->content, t->content_len) || t->content_len <= 64 || !t->blocks)) {
-			esc_text(&sb, t->content, t->content_len, true);
+		if (t->content && (render_printable_ish(t->content, t->content_len) || t->content_len <= 64 || !t->blocks)) {
+			render_escape(&sb, t->content, t->content_len, true);
 		} else if (t->blocks) {
 			sbuf_adds(&sb, "[");
-			each_block_run(t->blocks, text_block_run, &sb);
+			render_block_runs(t->blocks, text_block_run, &sb);
 			sbuf_adds(&sb, "]");
 		}
 	}
 	if (t->xattrs && *t->xattrs) {
 		sbuf_adds(&sb, "  xattrs");
-		each_xattr(t->xattrs, text_xattr, &sb);
+		tree_xattrs_each(t->xattrs, text_xattr, &sb);
 	}
 	printf("%s\n", sb.buf);
 	sbuf_free(&sb);
@@ -782,30 +257,27 @@ static int digits(uint64_t v)
 	return n;
 }
 
-/* The judge's findings on a state (schema v2), when it was judged: LOST, broken and bonus. */
-static void text_verdicts(const struct run_view *rv, const struct fs_view *fv, const struct crashdb_state *s)
+/* The judge's findings on a state: LOST and broken first, then bonus. */
+static void text_verdicts(const struct run_info *r, const struct state_result *s)
 {
-	sqlite3_stmt *st = prepare("SELECT verdict, model, reason FROM verdicts WHERE state_id = ?"
-				   " AND verdict IN ('LOST', 'broken', 'bonus') ORDER BY verdict = 'bonus', id");
-	sqlite3_bind_int64(st, 1, s->id);
 	int first = 1;
-	while (sqlite3_step(st) == SQLITE_ROW) {
-		if (first)
-			printf("\nverdicts (all models; 'crashlab report %" PRId64 "' explains the run's findings)\n",
-			       rv->r.id);
-		first = 0;
-		printf("  %-6s [%s] %s\n", (const char *)sqlite3_column_text(st, 0),
-		       (const char *)sqlite3_column_text(st, 1), (const char *)sqlite3_column_text(st, 2));
-	}
-	sqlite3_finalize(st);
-	(void)fv;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < s->judge.n; i++) {
+			const struct verdict *v = &s->judge.v[i];
+			int finding = v->kind == V_LOST || v->kind == V_BROKEN;
+			if (!(pass == 0 ? finding : v->kind == V_BONUS))
+				continue;
+			if (first)
+				printf("\nverdicts (all models; 'crashlab report %" PRId64 "' explains the run's findings)\n", r->id);
+			first = 0;
+			printf("  %-6s [%s] %s\n", verdict_name(v->kind), model_name(v->model), v->reason);
+		}
 }
 
-static void text_state(const struct run_view *rv, const struct fs_view *fv, const struct state_view *sv,
-		       const struct tree_node *nodes, size_t n)
+static void text_state(const struct run_info *r, const struct fsrun *f, const struct state_result *s)
 {
-	const struct crashdb_state *s = &sv->s;
-	printf("run %" PRId64 ", %s (fs run %" PRId64 "), state %d\n", rv->r.id, fv->f.fs, fv->f.id, s->idx);
+	const struct check_report *c = &s->check;
+	printf("run %" PRId64 ", %s (fs run %" PRId64 "), state %d\n", r->id, f->fs, f->id, s->idx);
 	printf("kind      %s\n", or_dash(s->kind));
 	printf("spec      %s\n", or_dash(s->spec));
 	printf("point     %" PRId64 "\n", s->point);
@@ -813,433 +285,323 @@ static void text_state(const struct run_view *rv, const struct fs_view *fv, cons
 		printf("last op   %d (the last op completed by this point)\n", s->last_completed_op);
 	else
 		printf("last op   - (no op had completed by this point)\n");
-	printf("mount     %s\n", s->mount_ok ? "ok" : "failed");
-	if (s->mount_msg && *s->mount_msg)
-		print_block(s->mount_msg);
-	if (s->fsck_status < 0)
+	printf("mount     %s\n", c->mount_ok ? "ok" : "failed");
+	if (c->mount_msg && *c->mount_msg)
+		print_block(c->mount_msg);
+	if (c->fsck_status < 0)
 		printf("fsck      not run\n");
 	else
-		printf("fsck      %s (exit %d)\n", fsck_word(s), s->fsck_status);
-	if (s->fsck_output && *s->fsck_output)
-		print_block(s->fsck_output);
-	printf("tree      %s, %" PRId64 " nodes\n", or_dash(s->tree_hash), sv->n_nodes);
-	printf("times     replay %.1f ms, mount %.1f ms, capture %.1f ms, fsck %.1f ms, other %.1f ms\n", s->ms_replay,
-	       s->ms_mount, s->ms_capture, s->ms_fsck, s->ms_other);
+		printf("fsck      %s (exit %d)\n", fsck_word(c), c->fsck_status);
+	if (c->fsck_output && *c->fsck_output)
+		print_block(c->fsck_output);
+	printf("tree      %s, %" PRId64 " nodes\n", or_dash(c->tree_hash), s->n_nodes);
+	printf("times     replay %.1f ms, mount %.1f ms, capture %.1f ms, fsck %.1f ms, other %.1f ms\n", c->ms_replay,
+	       c->ms_mount, c->ms_capture, c->ms_fsck, c->ms_other);
 
 	printf("\nops\n");
-	for (size_t i = 0; i < fv->nops; i++) {
-		const struct crashdb_op *o = &fv->ops[i];
-		printf("  %-13s  %4d  %s\n", op_completed(o, s) ? "completed" : "not completed", o->op_id, or_dash(o->text));
+	size_t nops = f->res ? f->ops.n : 0;
+	for (size_t i = 0; i < nops; i++) {
+		char *text = op_text(&f->ops.ops[i]);
+		printf("  %-13s  %4d  %s\n", op_completed(&f->res[i], s) ? "completed" : "not completed", f->ops.ops[i].id,
+		       or_dash(text));
+		free(text);
 	}
-	if (!fv->nops)
+	if (!nops)
 		printf("  (none recorded)\n");
 
 	printf("\ntree\n");
 	int wl = 1, wo = 3, ws = 1;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		const struct tree_node *t = &c->nodes[i];
 		char owner[32];
-		int l = snprintf(owner, sizeof(owner), "%" PRIu32 ":%" PRIu32, nodes[i].uid, nodes[i].gid);
-		if (digits(nodes[i].nlink) > wl)
-			wl = digits(nodes[i].nlink);
+		int l = snprintf(owner, sizeof(owner), "%" PRIu32 ":%" PRIu32, t->uid, t->gid);
+		if (digits(t->nlink) > wl)
+			wl = digits(t->nlink);
 		if (l > wo)
 			wo = l;
-		if (digits(nodes[i].size) > ws)
-			ws = digits(nodes[i].size);
+		if (digits(t->size) > ws)
+			ws = digits(t->size);
 	}
-	for (size_t i = 0; i < n; i++)
-		text_node(&nodes[i], wl, wo, ws);
-	if (!n)
-		printf("  (empty%s)\n", s->mount_ok ? "" : ": the state did not mount");
-	text_verdicts(rv, fv, s);
+	for (size_t i = 0; i < c->n_nodes; i++)
+		text_node(&c->nodes[i], wl, wo, ws);
+	if (!c->n_nodes)
+		printf("  (empty%s)\n", c->mount_ok ? "" : ": the state did not mount");
+	text_verdicts(r, s);
 }
 
 /* ------------------------------------------------------------------ */
-/* JSON: a small pretty-printing writer */
+/* JSON */
 
-struct json {
-	int depth;
-	int count[32];     /* values written so far at each depth */
-	bool inline_[32];  /* this container is printed on one line */
-};
-
-static void j_indent(int depth)
+static void jset(json_t *o, const char *key, json_t *v)
 {
-	putchar('\n');
-	for (int i = 0; i < depth; i++)
-		fputs("  ", stdout);
+	json_object_set_new(o, key, v);
 }
 
-static void j_string(const void *data, size_t n)
+static json_t *jms(double v)
 {
-	const unsigned char *s = data;
-	putchar('"');
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = s[i];
-		if (c == '"' || c == '\\') {
-			printf("\\%c", c);
-		} else if (c == '\n') {
-			fputs("\\n", stdout);
-		} else if (c == '\t') {
-			fputs("\\t", stdout);
-		} else if (c == '\r') {
-			fputs("\\r", stdout);
-		} else if (c < 0x20 || c == 0x7f) {
-			printf("\\u%04x", c);
-		} else if (c >= 0x80) {
-			size_t l = utf8_seq(s + i, n - i);
-			if (l) {
-				fwrite(s + i, 1, l, stdout);
-				i += l - 1;
-			} else {
-				printf("\\u%04x", c); /* an invalid byte, read as Latin-1 */
-			}
-		} else {
-			putchar(c);
-		}
-	}
-	putchar('"');
+	return json_real(isfinite(v) ? round(v * 1000) / 1000 : 0.0);
 }
 
-/* Separator and key before a value. */
-static void j_key(struct json *j, const char *key)
+static json_t *json_op(const struct wl_op *op, const struct op_result *r, const struct state_result *s)
 {
-	if (j->depth > 0) {
-		if (j->count[j->depth]++)
-			putchar(',');
-		if (j->inline_[j->depth]) {
-			if (j->count[j->depth] > 1)
-				putchar(' ');
-		} else {
-			j_indent(j->depth);
-		}
-	}
-	if (key) {
-		j_string(key, strlen(key));
-		fputs(": ", stdout);
-	}
-}
-
-static void j_open(struct json *j, const char *key, char c, bool inl)
-{
-	j_key(j, key);
-	putchar(c);
-	j->depth++;
-	j->count[j->depth] = 0;
-	j->inline_[j->depth] = inl || (j->depth > 1 && j->inline_[j->depth - 1]);
-}
-
-static void j_close(struct json *j, char c)
-{
-	bool empty = j->count[j->depth] == 0, inl = j->inline_[j->depth];
-	j->depth--;
-	if (!empty && !inl)
-		j_indent(j->depth);
-	putchar(c);
-	if (j->depth == 0)
-		putchar('\n');
-}
-
-static void j_str(struct json *j, const char *key, const char *s)
-{
-	j_key(j, key);
+	char nb[24];
+	char *text = op_text(op);
+	json_t *o = json_object();
+	jset(o, "op", json_integer(op->id));
+	jset(o, "section", json_string(op->section ? "run" : "setup"));
+	jset(o, "line", json_integer(op->line));
+	jset(o, "text", render_json_str(text));
+	jset(o, "ret", json_integer(r->ret));
+	jset(o, "errno", json_integer(r->err));
+	jset(o, "error", r->err ? json_string(render_errno_name(r->err, nb)) : json_null());
+	jset(o, "ino", json_integer((json_int_t)r->ino));
+	jset(o, "ino2", json_integer((json_int_t)r->ino2));
+	jset(o, "log_pos", json_integer(r->log_pos));
+	jset(o, "ms", jms(r->ms));
 	if (s)
-		j_string(s, strlen(s));
-	else
-		fputs("null", stdout);
+		jset(o, "completed", json_boolean(op_completed(r, s)));
+	free(text);
+	return o;
 }
 
-static void j_int(struct json *j, const char *key, int64_t v)
+static json_t *json_ops(const struct fsrun *f, const struct state_result *s)
 {
-	j_key(j, key);
-	printf("%" PRId64, v);
+	json_t *a = json_array();
+	for (size_t i = 0; f->res && i < f->ops.n; i++)
+		json_array_append_new(a, json_op(&f->ops.ops[i], &f->res[i], s));
+	return a;
 }
 
-static void j_uint(struct json *j, const char *key, uint64_t v)
+static json_t *json_state(const struct state_result *s)
 {
-	j_key(j, key);
-	printf("%" PRIu64, v);
+	const struct check_report *c = &s->check;
+	json_t *o = json_object();
+	jset(o, "idx", json_integer(s->idx));
+	jset(o, "kind", render_json_str(s->kind));
+	jset(o, "spec", render_json_str(s->spec));
+	jset(o, "point", json_integer(s->point));
+	jset(o, "last_completed_op", json_integer(s->last_completed_op));
+	jset(o, "mount_ok", json_boolean(c->mount_ok));
+	jset(o, "mount_msg", render_json_str(c->mount_msg && *c->mount_msg ? c->mount_msg : NULL));
+	jset(o, "fsck_status", json_integer(c->fsck_status));
+	jset(o, "fsck_clean", json_boolean(c->fsck_clean));
+	jset(o, "fsck_output", render_json_str(c->fsck_output));
+	jset(o, "tree_hash", render_json_str(c->tree_hash[0] ? c->tree_hash : NULL));
+	jset(o, "nodes", json_integer(s->n_nodes));
+	json_t *ms = json_object();
+	jset(ms, "replay", jms(c->ms_replay));
+	jset(ms, "mount", jms(c->ms_mount));
+	jset(ms, "capture", jms(c->ms_capture));
+	jset(ms, "fsck", jms(c->ms_fsck));
+	jset(ms, "other", jms(c->ms_other));
+	jset(o, "ms", ms);
+	return o;
 }
 
-static void j_bool(struct json *j, const char *key, bool v)
+static json_t *json_run(const struct run_info *r)
 {
-	j_key(j, key);
-	fputs(v ? "true" : "false", stdout);
+	json_t *o = json_object();
+	jset(o, "id", json_integer(r->id));
+	jset(o, "started_at", render_json_str(r->started_at));
+	jset(o, "finished_at", render_json_str(r->finished_at));
+	jset(o, "status", render_json_str(r->status));
+	jset(o, "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null());
+	jset(o, "cmdline", render_json_str(r->cmdline));
+	jset(o, "accel", render_json_str(r->accel));
+	jset(o, "kernel_version", render_json_str(r->kernel_version));
+	jset(o, "kernel_key", render_json_str(r->kernel_key));
+	jset(o, "crash_mode", render_json_str(r->crash_mode));
+	jset(o, "seed", json_integer(r->seed));
+	jset(o, "max_states", json_integer(r->max_states));
+	jset(o, "torn", json_boolean(r->torn));
+	jset(o, "workload_file", render_json_str(r->workload_file));
+	jset(o, "workload_text", render_json_str(r->workload_text));
+	return o;
 }
 
-static void j_ms(struct json *j, const char *key, double v)
+static json_t *json_fsrun(const struct fsrun *f, const struct state_result *st, size_t nst)
 {
-	j_key(j, key);
-	printf("%.3f", isfinite(v) ? v : 0.0);
-}
-
-/* ------------------------------------------------------------------ */
-/* JSON renderers */
-
-static void json_op(struct json *j, const struct crashdb_op *o, const struct crashdb_state *s)
-{
-	j_open(j, NULL, '{', true);
-	j_int(j, "op", o->op_id);
-	j_str(j, "section", o->section ? "run" : "setup");
-	j_int(j, "line", o->line);
-	j_str(j, "text", o->text);
-	j_int(j, "ret", o->ret);
-	j_int(j, "errno", o->err);
-	j_str(j, "error", o->err ? errno_name(o->err) : NULL);
-	j_uint(j, "ino", o->ino);
-	j_uint(j, "ino2", o->ino2);
-	j_int(j, "log_pos", o->log_pos);
-	j_ms(j, "ms", o->ms);
-	if (s)
-		j_bool(j, "completed", op_completed(o, s));
-	j_close(j, '}');
-}
-
-static void json_state_fields(struct json *j, const struct state_view *sv)
-{
-	const struct crashdb_state *s = &sv->s;
-	j_int(j, "idx", s->idx);
-	j_str(j, "kind", s->kind);
-	j_str(j, "spec", s->spec);
-	j_int(j, "point", s->point);
-	j_int(j, "last_completed_op", s->last_completed_op);
-	j_bool(j, "mount_ok", s->mount_ok);
-	j_str(j, "mount_msg", s->mount_msg);
-	j_int(j, "fsck_status", s->fsck_status);
-	j_bool(j, "fsck_clean", s->fsck_clean);
-	j_str(j, "fsck_output", s->fsck_output);
-	j_str(j, "tree_hash", s->tree_hash);
-	j_int(j, "nodes", sv->n_nodes);
-	j_open(j, "ms", '{', true);
-	j_ms(j, "replay", s->ms_replay);
-	j_ms(j, "mount", s->ms_mount);
-	j_ms(j, "capture", s->ms_capture);
-	j_ms(j, "fsck", s->ms_fsck);
-	j_ms(j, "other", s->ms_other);
-	j_close(j, '}');
-}
-
-static void json_run_fields(struct json *j, const struct run_view *v)
-{
-	const struct crashdb_run *r = &v->r;
-	j_int(j, "id", r->id);
-	j_str(j, "started_at", r->started_at);
-	j_str(j, "finished_at", v->finished_at);
-	j_str(j, "status", v->status);
-	j_key(j, "exit_code");
-	if (v->has_exit)
-		printf("%d", v->exit_code);
-	else
-		fputs("null", stdout);
-	j_str(j, "cmdline", r->cmdline);
-	j_str(j, "accel", r->accel);
-	j_str(j, "kernel_version", r->kernel_version);
-	j_str(j, "kernel_key", r->kernel_key);
-	j_str(j, "crash_mode", r->crash_mode);
-	j_int(j, "seed", r->seed);
-	j_int(j, "max_states", r->max_states);
-	j_bool(j, "torn", r->torn);
-	j_str(j, "workload_file", r->workload_file);
-	j_str(j, "workload_text", r->workload_text);
-}
-
-static void json_fsrun(struct json *j, const struct fs_view *fv)
-{
-	const struct crashdb_fsrun *f = &fv->f;
-	j_open(j, NULL, '{', false);
-	j_int(j, "id", f->id);
-	j_str(j, "fs", f->fs);
-	j_str(j, "mkfs_opts", f->mkfs_opts);
-	j_str(j, "mount_opts", f->mount_opts);
-	j_str(j, "base_image", f->base_image);
-	j_str(j, "log_path", f->log_path);
-	j_int(j, "image_size", f->image_size);
-	j_str(j, "qemu_cmdline", f->qemu_cmdline);
-	j_str(j, "outcome", f->outcome);
-	j_str(j, "error", f->error);
-	j_ms(j, "record_ms", f->record_ms);
-	j_ms(j, "check_ms", f->check_ms);
-	j_open(j, "log", '{', true);
-	j_int(j, "entries", f->log_entries);
-	j_int(j, "committed", f->log_committed);
-	j_int(j, "flushes", f->log_flushes);
-	j_int(j, "writes", f->log_writes);
-	j_int(j, "discards", f->log_discards);
-	j_int(j, "bytes", f->log_bytes);
-	j_bool(j, "truncated", f->log_truncated);
-	j_int(j, "setup_end", f->setup_end);
-	j_close(j, '}');
-	j_open(j, "ops", '[', false);
-	for (size_t i = 0; i < fv->nops; i++)
-		json_op(j, &fv->ops[i], NULL);
-	j_close(j, ']');
-	j_open(j, "states", '[', false);
-	for (size_t i = 0; i < fv->nstates; i++) {
-		j_open(j, NULL, '{', true);
-		json_state_fields(j, &fv->states[i]);
-		j_close(j, '}');
-	}
-	j_close(j, ']');
-	j_close(j, '}');
+	json_t *o = json_object();
+	jset(o, "id", json_integer(f->id));
+	jset(o, "fs", render_json_str(f->fs));
+	jset(o, "mkfs_opts", render_json_str(f->mkfs_opts));
+	jset(o, "mount_opts", render_json_str(f->mount_opts));
+	jset(o, "base_image", render_json_str(f->base_image));
+	jset(o, "log_path", render_json_str(f->log_path));
+	jset(o, "image_size", json_integer(f->image_size));
+	jset(o, "qemu_cmdline", render_json_str(f->qemu_cmdline));
+	jset(o, "outcome", render_json_str(f->outcome));
+	jset(o, "error", render_json_str(f->error));
+	jset(o, "record_ms", jms(f->record_ms));
+	jset(o, "check_ms", jms(f->check_ms));
+	json_t *log = json_object();
+	jset(log, "entries", json_integer(f->log.entries));
+	jset(log, "committed", json_integer(f->log.committed));
+	jset(log, "flushes", json_integer(f->log.flushes));
+	jset(log, "writes", json_integer(f->log.writes));
+	jset(log, "discards", json_integer(f->log.discards));
+	jset(log, "bytes", json_integer(f->log.bytes));
+	jset(log, "truncated", json_boolean(f->log.truncated));
+	jset(log, "setup_end", json_integer(f->setup_end));
+	jset(o, "log", log);
+	jset(o, "ops", json_ops(f, NULL));
+	json_t *a = json_array();
+	for (size_t i = 0; i < nst; i++)
+		json_array_append_new(a, json_state(&st[i]));
+	jset(o, "states", a);
+	return o;
 }
 
 static void json_xattr(void *ctx, const struct sbuf *name, const struct sbuf *value)
 {
-	struct json *j = ctx;
-	j_key(j, NULL);
-	j_string(name->buf, name->len);
-	fputs(": ", stdout);
-	j_string(value->buf, value->len);
+	json_t *o = ctx;
+	json_t *k = render_json_bytes(name->buf, name->len);
+	json_object_set_new(o, json_string_value(k), render_json_bytes(value->buf, value->len));
+	json_decref(k);
 }
 
 static void json_block_run(void *ctx, const char *tok, size_t len, size_t count)
 {
-	struct json *j = ctx;
-	j_open(j, NULL, '[', true);
-	j_key(j, NULL);
-	j_string(tok, len);
-	j_uint(j, NULL, count);
-	j_close(j, ']');
+	json_t *run = json_array();
+	json_array_append_new(run, json_stringn(tok, len));
+	json_array_append_new(run, json_integer((json_int_t)count));
+	json_array_append_new(ctx, run);
 }
 
-static void json_node(struct json *j, const struct tree_node *t)
+static json_t *json_node(const struct tree_node *t)
 {
 	char mode[8], type[2] = { t->type, '\0' };
 	snprintf(mode, sizeof(mode), "%04" PRIo32, t->mode & 07777);
-	j_open(j, NULL, '{', true);
-	j_str(j, "path", t->path);
-	j_str(j, "type", type);
-	j_str(j, "mode", mode);
-	j_uint(j, "nlink", t->nlink);
-	j_uint(j, "uid", t->uid);
-	j_uint(j, "gid", t->gid);
-	j_uint(j, "size", t->size);
-	j_uint(j, "ino", t->ino);
-	j_str(j, "target", t->target);
-	j_open(j, "xattrs", '{', true);
-	each_xattr(t->xattrs, json_xattr, j);
-	j_close(j, '}');
-	j_key(j, "blocks");
+	json_t *o = json_object();
+	jset(o, "path", render_json_str(t->path));
+	jset(o, "type", json_string(type));
+	jset(o, "mode", json_string(mode));
+	jset(o, "nlink", json_integer(t->nlink));
+	jset(o, "uid", json_integer(t->uid));
+	jset(o, "gid", json_integer(t->gid));
+	jset(o, "size", json_integer((json_int_t)t->size));
+	jset(o, "ino", json_integer((json_int_t)t->ino));
+	jset(o, "target", render_json_str(t->target));
+	json_t *x = json_object();
+	tree_xattrs_each(t->xattrs, json_xattr, x);
+	jset(o, "xattrs", x);
 	if (t->blocks) {
-		/* One line: [["p5", 16], ["z", 1]] */
-		j->depth++;
-		j->count[j->depth] = 0;
-		j->inline_[j->depth] = true;
-		putchar('[');
-		each_block_run(t->blocks, json_block_run, j);
-		j->depth--;
-		putchar(']');
+		json_t *b = json_array();
+		render_block_runs(t->blocks, json_block_run, b);
+		jset(o, "blocks", b);
 	} else {
-		fputs("null", stdout);
+		jset(o, "blocks", json_null());
 	}
 	/* Content that is valid UTF-8 is a JSON string (lossless); anything else is hex. */
-	if (t->content && utf8_valid(t->content, t->content_len)) {
-		j_key(j, "content");
-		j_string(t->content, t->content_len);
+	if (t->content && render_utf8_valid(t->content, t->content_len)) {
+		jset(o, "content", json_stringn((const char *)t->content, t->content_len));
 	} else if (t->content) {
-		j_key(j, "content_hex");
-		putchar('"');
+		struct sbuf hex = SBUF_INIT;
 		for (size_t i = 0; i < t->content_len; i++)
-			printf("%02x", t->content[i]);
-		putchar('"');
+			sbuf_addf(&hex, "%02x", t->content[i]);
+		jset(o, "content_hex", json_stringn(hex.buf ? hex.buf : "", hex.len));
+		sbuf_free(&hex);
 	} else {
-		j_str(j, "content", NULL);
+		jset(o, "content", json_null());
 	}
-	j_close(j, '}');
+	return o;
 }
 
 /* ------------------------------------------------------------------ */
 
-int cmd_show(int argc, char **argv)
+int cmd_show(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	const char *format = "text";
-	db_path = CRASHDB_DEFAULT;
 	const struct opt opts[] = {
-		{ OPT_STRING, 0, "db", &db_path, "FILE", "the database (default crashlab.db here)" },
 		{ OPT_STRING, 'f', "format", &format, "text|json", "output format (default text)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
-	int n = opt_parse(argc, argv, opts, show_usage, 0);
+	const char *cmd = ctx->name;
+	int n = cmd_parse(ctx, argc, argv, opts, show_usage, 0);
 	bool json = false;
 	if (!strcmp(format, "json"))
 		json = true;
 	else if (strcmp(format, "text"))
-		usage_error("crashlab show", "--format wants 'text' or 'json', not '%s'", format);
+		usage_error(cmd, "--format wants 'text' or 'json', not '%s'", format);
 	if (n == 0)
-		usage_error("crashlab show", "no run given; say which run to show (a run id, or 'last')");
+		usage_error(cmd, "no run given; say which run to show (a run id, or 'last')");
 	if (n == 2)
-		usage_error("crashlab show", "a state needs both FS and STATE (e.g. 'crashlab show %s ext4 0')", argv[0]);
+		usage_error(cmd, "a state needs both FS and STATE (e.g. 'crashlab show %s ext4 0')", argv[0]);
 	if (n > 3)
-		usage_error("crashlab show", "unexpected argument '%s'", argv[3]);
+		usage_error(cmd, "unexpected argument '%s'", argv[3]);
 	int idx = -1;
 	if (n == 3) {
 		char *end;
 		errno = 0;
 		long v = strtol(argv[2], &end, 10);
 		if (errno || end == argv[2] || *end || v < 0 || v > 1000000000)
-			usage_error("crashlab show", "STATE must be a state index (0, 1, ...), not '%s'", argv[2]);
+			usage_error(cmd, "STATE must be a state index (0, 1, ...), not '%s'", argv[2]);
 		idx = (int)v;
 	}
 
-	struct crashdb *db = cdb = crashdb_open_existing(db_path);
-
-	struct run_view rv;
-	read_run(crashdb_run_resolve(db, argv[0], "crashlab show"), &rv);
-	struct fs_view *fv;
-	size_t nfs = read_fsruns(rv.r.id, n == 3 ? argv[1] : NULL, n == 1, &fv);
-	if (n == 3 && nfs == 0) {
-		char *names = fs_names(rv.r.id);
-		die_code(EXIT_NOINPUT, "run %" PRId64 " has no file system '%s' (it has: %s)", rv.r.id, argv[1], names);
+	struct crashdb *db = cmd_db_existing(ctx);
+	struct errbuf e;
+	int64_t run_id;
+	struct run_info run;
+	struct fsrun *fv;
+	size_t nfs;
+	if (crashdb_resolve_run(db, argv[0], &run_id, &e) < 0) {
+		if (e.code == EXIT_USAGE)
+			usage_error(cmd, "%s", e.msg);
+		die_err(&e);
 	}
+	if (crashdb_read_run(db, run_id, &run, &e) < 0 ||
+	    crashdb_read_fsruns(db, run.id, n == 3 ? argv[1] : NULL, &fv, &nfs, &e) < 0)
+		die_err(&e);
 
-	struct json j = { 0 };
 	if (n == 1) {
+		struct state_result **st = xcalloc(nfs ? nfs : 1, sizeof(*st));
+		size_t *nst = xcalloc(nfs ? nfs : 1, sizeof(*nst));
+		for (size_t i = 0; i < nfs; i++)
+			if (crashdb_read_states(db, fv[i].id, 0, &st[i], &nst[i], &e) < 0)
+				die_err(&e);
 		if (json) {
-			j_open(&j, NULL, '{', false);
-			j_open(&j, "run", '{', false);
-			json_run_fields(&j, &rv);
-			j_close(&j, '}');
-			j_open(&j, "fs", '[', false);
+			json_t *doc = json_object(), *a = json_array();
+			jset(doc, "run", json_run(&run));
 			for (size_t i = 0; i < nfs; i++)
-				json_fsrun(&j, &fv[i]);
-			j_close(&j, ']');
-			j_close(&j, '}');
+				json_array_append_new(a, json_fsrun(&fv[i], st[i], nst[i]));
+			jset(doc, "fs", a);
+			render_json_print(doc);
+			json_decref(doc);
 		} else {
-			text_run(&rv);
+			text_run(&run);
 			for (size_t i = 0; i < nfs; i++)
-				text_fsrun(&fv[i]);
+				text_fsrun(&fv[i], st[i], nst[i], ctx->verbose);
 		}
+		for (size_t i = 0; i < nfs; i++)
+			crashdb_states_free(st[i], nst[i]);
+		free(st);
+		free(nst);
 	} else {
-		struct state_view sv;
-		read_state(&fv[0], idx, &sv);
-		struct tree_node *nodes;
-		size_t nn = read_nodes(sv.s.id, &nodes);
+		struct state_result s;
+		if (crashdb_read_state(db, &fv[0], idx, CRASHDB_TREE | CRASHDB_VERDICTS, &s, &e) < 0)
+			die_err(&e);
+		if (s.check.n_nodes)
+			qsort(s.check.nodes, s.check.n_nodes, sizeof(*s.check.nodes), path_cmp);
 		if (json) {
-			j_open(&j, NULL, '{', false);
-			j_int(&j, "run", rv.r.id);
-			j_str(&j, "fs", fv[0].f.fs);
-			j_int(&j, "fsrun", fv[0].f.id);
-			j_open(&j, "state", '{', false);
-			json_state_fields(&j, &sv);
-			j_close(&j, '}');
-			j_open(&j, "ops", '[', false);
-			for (size_t i = 0; i < fv[0].nops; i++)
-				json_op(&j, &fv[0].ops[i], &sv.s);
-			j_close(&j, ']');
-			j_open(&j, "tree", '[', false);
-			for (size_t i = 0; i < nn; i++)
-				json_node(&j, &nodes[i]);
-			j_close(&j, ']');
-			j_close(&j, '}');
+			json_t *doc = json_object(), *tree = json_array();
+			jset(doc, "run", json_integer(run.id));
+			jset(doc, "fs", render_json_str(fv[0].fs));
+			jset(doc, "fsrun", json_integer(fv[0].id));
+			jset(doc, "state", json_state(&s));
+			jset(doc, "ops", json_ops(&fv[0], &s));
+			for (size_t i = 0; i < s.check.n_nodes; i++)
+				json_array_append_new(tree, json_node(&s.check.nodes[i]));
+			jset(doc, "tree", tree);
+			render_json_print(doc);
+			json_decref(doc);
 		} else {
-			text_state(&rv, &fv[0], &sv, nodes, nn);
+			text_state(&run, &fv[0], &s);
 		}
-		free_nodes(nodes, nn);
-		free_state(&sv);
+		state_result_free(&s);
 	}
-	free_fsruns(fv, nfs);
-	free_run(&rv);
+	crashdb_fsruns_free(fv, nfs);
+	run_info_free(&run);
 	crashdb_close(db);
-	if (fflush(stdout) != 0 || ferror(stdout))
-		die_code(EXIT_CANTCREAT, "cannot write the output: %s", strerror(errno));
 	return 0;
 }

@@ -11,10 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cmds.h"
-#include "images/basedisk.h"
+#include "cmd/cmd.h"
+#include "core/fs.h"
 #include "engine/guest.h"
-#include "cmd/opt.h"
+#include "host/msg.h"
+#include "host/sys.h"
 
 static const char try_usage[] =
 	"usage: crashlab try [--fs ext4,xfs,btrfs,f2fs] [--size 512M] [--accel auto|kvm|tcg]\n"
@@ -49,53 +50,56 @@ struct result {
 };
 
 /* Run sh -c script in the guest; on a guest failure, report and exit. */
-static int guest_sh(struct lab_vm *vm, const char *script, struct sbuf *out, double *ms)
+static int guest_sh(struct vm *vm, const char *script, struct sbuf *out, double *ms)
 {
 	char *argv[] = { "sh", "-c", (char *)script, NULL };
 	int status = -1;
 	double t0 = now_s();
 	sbuf_reset(out);
-	enum lab_outcome o = lab_vm_run(vm, argv, out, 0, &status);
+	enum vm_outcome o = vm_run(vm, argv, out, 0, &status);
 	*ms = (now_s() - t0) * 1000;
-	if (o != LAB_OK) {
-		lab_vm_kill(vm);
-		exit(lab_vm_report(vm, o));
-	}
+	if (o != VM_OK)
+		exit(cmd_guest_failed(vm, o));
 	return status;
 }
 
-int cmd_try(int argc, char **argv)
+int cmd_try(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	const char *fs_list = "all", *accel = "auto", *size_s = "512M";
+	const char *fs_list = "all", *size_s = "512M";
 	const struct opt opts[] = {
 		{ OPT_STRING, 0, "fs", &fs_list, "LIST", "file systems, comma-separated (default all)" },
 		{ OPT_STRING, 0, "size", &size_s, "SIZE", "base image size (default 512M)" },
-		{ OPT_STRING, 0, "accel", &accel, "auto|kvm|tcg", "accelerator" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
-	int n = opt_parse(argc, argv, opts, try_usage, 0);
+	const char *cmd = ctx->name;
+	int n = cmd_parse(ctx, argc, argv, opts, try_usage, 0);
 	if (n)
-		usage_error("crashlab try", "unexpected argument '%s'", argv[0]);
+		usage_error(cmd, "unexpected argument '%s'", argv[0]);
 	long long size = parse_size(size_s);
 	if (size <= 0)
-		usage_error("crashlab try", "bad size '%s' (use e.g. 512M)", size_s);
+		usage_error(cmd, "bad size '%s' (use e.g. 512M)", size_s);
 
 	struct strvec fss = STRVEC_INIT;
-	img_fs_split("crashlab try", fs_list, &fss);
+	struct errbuf e;
+	if (fs_split(fs_list, &fss, &e) < 0)
+		usage_error(cmd, "%s", e.msg);
 
-	struct lab_vm_config cfg = { .mem_mb = 1024 };
-	lab_guest_prepare(&cfg, accel);
+	struct vm_config cfg = { .mem_mb = 1024 };
+	cmd_guest(ctx, &cfg);
 	char tmpl[] = "/tmp/crashlab-try.XXXXXX";
 	if (!mkdtemp(tmpl))
 		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
 	for (size_t i = 0; i < fss.n; i++)
-		lab_guest_add_fs_disk(&cfg, tmpl, fss.v[i], size);
+		if (guest_add_fs_disk(&cfg, tmpl, fss.v[i], size, &e) < 0) {
+			rm_rf(tmpl);
+			die_err(&e);
+		}
 
-	struct lab_vm vm;
-	enum lab_outcome o = lab_vm_start(&vm, &cfg);
-	if (o != LAB_OK) {
-		lab_vm_kill(&vm);
-		int rc = lab_vm_report(&vm, o);
+	struct vm vm;
+	enum vm_outcome o = vm_start(&vm, &cfg);
+	if (o != VM_OK) {
+		int rc = cmd_guest_failed(&vm, o);
+		vm_free(&vm);
 		rm_rf(tmpl);
 		return rc;
 	}
@@ -122,14 +126,13 @@ int cmd_try(int argc, char **argv)
 			}
 		}
 		if (!r->failed_step) {
-			const char *const *fa = img_fsck_argv(fs);
-			struct sbuf cmd = SBUF_INIT;
-			for (int k = 0; fa[k]; k++)
-				sbuf_addf(&cmd, "%s ", fa[k]);
-			sbuf_addf(&cmd, "%s 2>&1", dev);
-			r->fsck_status = guest_sh(&vm, cmd.buf, &out, &r->ms[s]);
-			sbuf_free(&cmd);
-			if (!img_fsck_clean(fs, r->fsck_status)) {
+			const struct fs_type *t = fs_lookup(fs);
+			char *fsck = fs_fsck_line(t);
+			char *line = xasprintf("%s %s 2>&1", fsck, dev);
+			r->fsck_status = guest_sh(&vm, line, &out, &r->ms[s]);
+			free(line);
+			free(fsck);
+			if (!fs_fsck_clean(t, r->fsck_status)) {
 				r->failed_step = "fsck";
 				snprintf(r->detail, sizeof(r->detail), "exit %d: %.*s", r->fsck_status,
 					 (int)strcspn(out.buf, "\n"), out.buf);
@@ -137,11 +140,11 @@ int cmd_try(int argc, char **argv)
 		}
 		if (r->failed_step)
 			failures++;
-		if (!quiet)
+		if (!msg_quiet())
 			fprintf(stderr, "crashlab: %-6s %s\n", fs, r->failed_step ? "FAILED" : "ok");
 	}
-	lab_vm_stop(&vm);
-	lab_vm_free(&vm);
+	vm_stop(&vm);
+	vm_free(&vm);
 	rm_rf(tmpl);
 
 	printf("%-7s %-9s %-9s %-9s %-9s %-9s %s\n", "fs", "mount", "write", "umount", "remount", "fsck", "result");
@@ -166,6 +169,6 @@ int cmd_try(int argc, char **argv)
 	free(res);
 	sbuf_free(&out);
 	strvec_free(&fss);
-	strvec_free(&cfg.drives);
+	guest_config_free(&cfg);
 	return failures ? EXIT_FINDING : EXIT_OK;
 }

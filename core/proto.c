@@ -11,6 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/kv.h"
+#include "core/util.h"
+
 static void put32(unsigned char *p, uint32_t v)
 {
 	p[0] = (unsigned char)v;
@@ -24,48 +27,32 @@ static uint32_t get32(const unsigned char *p)
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
 }
 
-static int write_all(int fd, const void *data, size_t n)
+int proto_send(int fd, uint8_t type, uint16_t flags, uint32_t seq, const void *data, uint32_t len)
 {
-	const unsigned char *p = data;
-	while (n) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR || errno == EAGAIN)
-				continue;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
-}
-
-int lab_proto_send(int fd, uint8_t type, uint16_t flags, uint32_t seq, const void *data, uint32_t len)
-{
-	if (len > LAB_PROTO_MAX_PAYLOAD) {
+	if (len > PROTO_MAX_PAYLOAD) {
 		errno = EMSGSIZE;
 		return -1;
 	}
-	unsigned char *frame = malloc(LAB_PROTO_HDR + (size_t)len);
+	unsigned char *frame = malloc(PROTO_HDR + (size_t)len);
 	if (!frame)
 		return -1;
-	put32(frame, LAB_PROTO_MAGIC);
-	frame[4] = LAB_PROTO_VERSION;
+	put32(frame, PROTO_MAGIC);
+	frame[4] = PROTO_VERSION;
 	frame[5] = type;
 	frame[6] = (unsigned char)flags;
 	frame[7] = (unsigned char)(flags >> 8);
 	put32(frame + 8, seq);
 	put32(frame + 12, len);
 	if (len)
-		memcpy(frame + LAB_PROTO_HDR, data, len);
-	int r = write_all(fd, frame, LAB_PROTO_HDR + (size_t)len);
+		memcpy(frame + PROTO_HDR, data, len);
+	int r = write_all(fd, frame, PROTO_HDR + (size_t)len);
 	int e = errno;
 	free(frame);
 	errno = e;
 	return r;
 }
 
-int lab_proto_feed(struct lab_proto_reader *r, const void *data, size_t n)
+int proto_feed(struct proto_reader *r, const void *data, size_t n)
 {
 	if (r->consumed) {
 		memmove(r->buf, r->buf + r->consumed, r->len - r->consumed);
@@ -87,48 +74,48 @@ int lab_proto_feed(struct lab_proto_reader *r, const void *data, size_t n)
 	return 0;
 }
 
-int lab_proto_next(struct lab_proto_reader *r, struct lab_msg *m)
+int proto_next(struct proto_reader *r, struct proto_msg *m)
 {
 	if (r->consumed) {
 		memmove(r->buf, r->buf + r->consumed, r->len - r->consumed);
 		r->len -= r->consumed;
 		r->consumed = 0;
 	}
-	if (r->len < LAB_PROTO_HDR)
+	if (r->len < PROTO_HDR)
 		return 0;
 	uint32_t magic = get32(r->buf);
-	if (magic != LAB_PROTO_MAGIC) {
+	if (magic != PROTO_MAGIC) {
 		snprintf(r->err, sizeof(r->err), "bad frame magic 0x%08x", magic);
 		return -1;
 	}
-	if (r->buf[4] != LAB_PROTO_VERSION) {
+	if (r->buf[4] != PROTO_VERSION) {
 		snprintf(r->err, sizeof(r->err), "protocol version %u, expected %u", r->buf[4],
-			 LAB_PROTO_VERSION);
+			 PROTO_VERSION);
 		return -1;
 	}
 	uint32_t len = get32(r->buf + 12);
-	if (len > LAB_PROTO_MAX_PAYLOAD) {
+	if (len > PROTO_MAX_PAYLOAD) {
 		snprintf(r->err, sizeof(r->err), "frame of %u bytes exceeds the limit", len);
 		return -1;
 	}
-	if (r->len < LAB_PROTO_HDR + (size_t)len)
+	if (r->len < PROTO_HDR + (size_t)len)
 		return 0;
 	m->type = r->buf[5];
 	m->flags = (uint16_t)(r->buf[6] | r->buf[7] << 8);
 	m->seq = get32(r->buf + 8);
 	m->len = len;
-	m->data = r->buf + LAB_PROTO_HDR;
-	r->consumed = LAB_PROTO_HDR + (size_t)len;
+	m->data = r->buf + PROTO_HDR;
+	r->consumed = PROTO_HDR + (size_t)len;
 	return 1;
 }
 
-void lab_proto_reader_free(struct lab_proto_reader *r)
+void proto_reader_free(struct proto_reader *r)
 {
 	free(r->buf);
 	memset(r, 0, sizeof(*r));
 }
 
-unsigned char *lab_proto_pack_argv(char *const *argv, uint32_t *len)
+unsigned char *proto_pack_argv(char *const *argv, uint32_t *len)
 {
 	size_t n = 0;
 	for (int i = 0; argv[i]; i++)
@@ -145,7 +132,7 @@ unsigned char *lab_proto_pack_argv(char *const *argv, uint32_t *len)
 	return p;
 }
 
-int lab_proto_unpack_argv(unsigned char *data, uint32_t len, char **out, int max)
+int proto_unpack_argv(unsigned char *data, uint32_t len, char **out, int max)
 {
 	int n = 0;
 	uint32_t i = 0;
@@ -157,4 +144,88 @@ int lab_proto_unpack_argv(unsigned char *data, uint32_t len, char **out, int max
 	}
 	out[n] = NULL;
 	return i < len ? -1 : n;
+}
+
+int proto_result_format(const struct op_result *r, char *buf, size_t n)
+{
+	return snprintf(buf, n, "ret=%lld\nerrno=%d\nino=%llu\nino2=%llu\nms=%.3f\n", (long long)r->ret, r->err,
+			(unsigned long long)r->ino, (unsigned long long)r->ino2, r->ms);
+}
+
+int proto_result_parse(const char *text, size_t len, struct op_result *r)
+{
+	char *ret = kv_get(text, len, "ret"), *err = kv_get(text, len, "errno");
+	char *ino = kv_get(text, len, "ino"), *ino2 = kv_get(text, len, "ino2");
+	int ok = ret && err;
+	memset(r, 0, sizeof(*r));
+	if (ok) {
+		r->ret = strtoll(ret, NULL, 10);
+		r->err = (int)strtol(err, NULL, 10);
+		r->ino = ino ? strtoull(ino, NULL, 10) : 0;
+		r->ino2 = ino2 ? strtoull(ino2, NULL, 10) : 0;
+		r->ms = kv_num(text, len, "ms", 0);
+	}
+	free(ret);
+	free(err);
+	free(ino);
+	free(ino2);
+	return ok ? 0 : -1;
+}
+
+int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, struct check_report *rep)
+{
+	memset(rep, 0, sizeof(*rep));
+	const char *body = kv_body(payload, len);
+	if (!body)
+		return -1;
+	size_t hlen = (size_t)(body - payload);
+	char *mo = kv_get(payload, hlen, "mount_ok");
+	if (!mo)
+		return -1;
+	rep->mount_ok = atoi(mo);
+	free(mo);
+	rep->mount_msg = kv_get(payload, hlen, "mount_msg");
+	rep->fsck_status = (int)kv_num(payload, hlen, "fsck_status", -1);
+	rep->fsck_clean = fs_fsck_clean(t, rep->fsck_status);
+	rep->bytes = (uint64_t)kv_num(payload, hlen, "bytes", 0);
+	rep->ms_replay = kv_num(payload, hlen, "ms_replay", 0);
+	rep->ms_mount = kv_num(payload, hlen, "ms_mount", 0);
+	rep->ms_capture = kv_num(payload, hlen, "ms_capture", 0);
+	rep->ms_fsck = kv_num(payload, hlen, "ms_fsck", 0);
+	rep->ms_other = kv_num(payload, hlen, "ms_other", 0);
+	size_t flen = (size_t)kv_num(payload, hlen, "fsck_len", 0);
+	size_t tlen = (size_t)kv_num(payload, hlen, "tree_len", 0);
+	if (hlen + flen + tlen != len || flen > len || tlen > len)
+		goto bad;
+	rep->fsck_output = xmemdup(body, flen);
+	const char *tree = body + flen;
+	snprintf(rep->tree_hash, sizeof(rep->tree_hash), "%016llx", (unsigned long long)fnv1a64(tree, tlen));
+	size_t cap = 0;
+	const char *p = tree, *end = tree + tlen;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		char *line = xmemdup(p, (size_t)(le - p));
+		ALLOC_GROW(rep->nodes, rep->n_nodes + 1, cap);
+		int r = tree_node_parse(line, &rep->nodes[rep->n_nodes]);
+		free(line);
+		if (r < 0)
+			goto bad;
+		rep->n_nodes++;
+		p = le + 1;
+	}
+	return 0;
+bad:
+	check_report_free(rep);
+	return -1;
+}
+
+void check_report_free(struct check_report *rep)
+{
+	free(rep->mount_msg);
+	free(rep->fsck_output);
+	for (size_t i = 0; i < rep->n_nodes; i++)
+		tree_node_free(&rep->nodes[i]);
+	free(rep->nodes);
+	memset(rep, 0, sizeof(*rep));
 }

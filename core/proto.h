@@ -13,33 +13,37 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LAB_PROTO_MAGIC 0x42414c43u /* "CLAB" */
-#define LAB_PROTO_VERSION 1
-#define LAB_PROTO_HDR 16
-#define LAB_PROTO_MAX_PAYLOAD (16u << 20)
-#define LAB_PROTO_PORT "crashlab.0"
+#include "core/fs.h"
+#include "core/tree.h"
+#include "core/workload.h"
 
-enum lab_msg_type {
-	LAB_MSG_HELLO = 1,    /* agent -> host: "key=value\n" lines (proto, kernel, agent) */
-	LAB_MSG_EXEC = 2,     /* host -> agent: argv as NUL-terminated strings; seq = job */
-	LAB_MSG_OUT = 3,      /* agent -> host: output bytes; flags 1 = stdout, 2 = stderr */
-	LAB_MSG_EXIT = 4,     /* agent -> host: int32 status (exit code, or 128 + signal) */
-	LAB_MSG_ERROR = 5,    /* agent -> host: a message; the request failed (e.g. exec) */
-	LAB_MSG_SHUTDOWN = 6, /* host -> agent: sync and power off */
-	LAB_MSG_KILL = 7,     /* host -> agent: kill the job seq */
-	LAB_MSG_SESSION = 8,  /* host -> agent: start a workload session ("key=value\n":
+#define PROTO_MAGIC 0x42414c43u /* "CLAB" */
+#define PROTO_VERSION 1
+#define PROTO_HDR 16
+#define PROTO_MAX_PAYLOAD (16u << 20)
+#define PROTO_PORT "crashlab.0"
+
+enum proto_msg_type {
+	PROTO_MSG_HELLO = 1,    /* agent -> host: "key=value\n" lines (proto, kernel, agent) */
+	PROTO_MSG_EXEC = 2,     /* host -> agent: argv as NUL-terminated strings; seq = job */
+	PROTO_MSG_OUT = 3,      /* agent -> host: output bytes; flags 1 = stdout, 2 = stderr */
+	PROTO_MSG_EXIT = 4,     /* agent -> host: int32 status (exit code, or 128 + signal) */
+	PROTO_MSG_ERROR = 5,    /* agent -> host: a message; the request failed (e.g. exec) */
+	PROTO_MSG_SHUTDOWN = 6, /* host -> agent: sync and power off */
+	PROTO_MSG_KILL = 7,     /* host -> agent: kill the job seq */
+	PROTO_MSG_SESSION = 8,  /* host -> agent: start a workload session ("key=value\n":
 			       * dir, fbarrier, fdatabarrier); answered by RESULT */
-	LAB_MSG_OP = 9,       /* host -> agent: one canonical op line; seq = op id,
+	PROTO_MSG_OP = 9,       /* host -> agent: one canonical op line; seq = op id,
 			       * flags = section; answered by RESULT */
-	LAB_MSG_RESULT = 10,  /* agent -> host: "ret=\nerrno=\nino=\nino2=\nms=\n" */
-	LAB_MSG_CHECK = 11,   /* host -> agent: check one crash state ("key=value\n":
+	PROTO_MSG_RESULT = 10,  /* agent -> host: "ret=\nerrno=\nino=\nino2=\nms=\n" */
+	PROTO_MSG_CHECK = 11,   /* host -> agent: check one crash state ("key=value\n":
 			       * fs, spec, mount_opts, fsck); answered by STATE */
-	LAB_MSG_STATE = 12,   /* agent -> host: "key=value\n" lines, a blank line, then
+	PROTO_MSG_STATE = 12,   /* agent -> host: "key=value\n" lines, a blank line, then
 			       * fsck_len bytes of fsck output and tree_len bytes of
 			       * tree lines (core/tree.h) */
 };
 
-struct lab_msg {
+struct proto_msg {
 	uint8_t type;
 	uint16_t flags;
 	uint32_t seq;
@@ -48,24 +52,48 @@ struct lab_msg {
 };
 
 /* Incremental frame reader over a byte stream. */
-struct lab_proto_reader {
+struct proto_reader {
 	unsigned char *buf;
 	size_t len, cap;
 	size_t consumed;     /* bytes of buf taken by the last returned message */
-	char err[128];       /* why lab_proto_next returned -1 */
+	char err[128];       /* why proto_next returned -1 */
 };
 
 /* Write one frame completely (retries short writes and EINTR). 0 or -1 + errno. */
-int lab_proto_send(int fd, uint8_t type, uint16_t flags, uint32_t seq, const void *data, uint32_t len);
+int proto_send(int fd, uint8_t type, uint16_t flags, uint32_t seq, const void *data, uint32_t len);
 /* Append received bytes. 0 or -1 (out of memory). */
-int lab_proto_feed(struct lab_proto_reader *r, const void *data, size_t n);
+int proto_feed(struct proto_reader *r, const void *data, size_t n);
 /* 1: *m holds the next message; 0: need more bytes; -1: broken stream (r->err). */
-int lab_proto_next(struct lab_proto_reader *r, struct lab_msg *m);
-void lab_proto_reader_free(struct lab_proto_reader *r);
+int proto_next(struct proto_reader *r, struct proto_msg *m);
+void proto_reader_free(struct proto_reader *r);
 
 /* Pack argv into a NUL-separated payload (malloc'd) and back (returns count,
  * fills out[] up to max with pointers into data; data must end with NUL). */
-unsigned char *lab_proto_pack_argv(char *const *argv, uint32_t *len);
-int lab_proto_unpack_argv(unsigned char *data, uint32_t len, char **out, int max);
+unsigned char *proto_pack_argv(char *const *argv, uint32_t *len);
+int proto_unpack_argv(unsigned char *data, uint32_t len, char **out, int max);
+
+/* The RESULT payload of one op ("ret=\nerrno=\nino=\nino2=\nms=\n"), both ways:
+ * format returns the length (snprintf-like); parse 0, or -1 without ret/errno. */
+int proto_result_format(const struct op_result *r, char *buf, size_t n);
+int proto_result_parse(const char *text, size_t len, struct op_result *r);
+
+/* What the checker guest reported for one crash state (the STATE payload):
+ * the one type from the agent's reply to the database row and the judge. */
+struct check_report {
+	int mount_ok;
+	char *mount_msg;      /* the mount's error output when it failed, or NULL */
+	int fsck_status;      /* fsck's exit status, -1 when it did not run */
+	int fsck_clean;       /* the status means clean for this fs (core/fs.h) */
+	char *fsck_output;
+	struct tree_node *nodes; /* the observed tree */
+	size_t n_nodes;
+	char tree_hash[17];   /* 64-bit FNV-1a of the tree lines, hex: equal trees, equal hash */
+	uint64_t bytes;       /* bytes the state's writes applied */
+	double ms_replay, ms_mount, ms_capture, ms_fsck, ms_other, ms_host;
+};
+
+/* Parse a STATE payload of file system t. 0, or -1 when it is malformed. */
+int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, struct check_report *rep);
+void check_report_free(struct check_report *rep);
 
 #endif

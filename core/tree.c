@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
 #include "core/workload.h"
 
 #define NFIELDS 12
@@ -45,43 +46,6 @@ static int must_encode(unsigned char ch, int extra)
 	return extra && (ch == ';' || ch == '=');
 }
 
-struct sbuf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void sb_grow(struct sbuf *b, size_t more)
-{
-	if (b->oom || b->len + more + 1 <= b->cap)
-		return;
-	size_t cap = b->cap ? b->cap : 128;
-	while (cap < b->len + more + 1)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
-	if (!p) {
-		b->oom = 1;
-		return;
-	}
-	b->p = p;
-	b->cap = cap;
-}
-
-static void sb_put(struct sbuf *b, const void *s, size_t n)
-{
-	sb_grow(b, n);
-	if (b->oom)
-		return;
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void sb_str(struct sbuf *b, const char *s)
-{
-	sb_put(b, s, strlen(s));
-}
-
 static void sb_encode(struct sbuf *b, const void *data, size_t n, int extra)
 {
 	static const char hex[] = "0123456789ABCDEF";
@@ -89,9 +53,9 @@ static void sb_encode(struct sbuf *b, const void *data, size_t n, int extra)
 	for (size_t i = 0; i < n; i++) {
 		if (must_encode(s[i], extra)) {
 			char e[3] = { '%', hex[s[i] >> 4], hex[s[i] & 15] };
-			sb_put(b, e, 3);
+			sbuf_add(b, e, 3);
 		} else {
-			sb_put(b, &s[i], 1);
+			sbuf_add(b, &s[i], 1);
 		}
 	}
 }
@@ -99,29 +63,18 @@ static void sb_encode(struct sbuf *b, const void *data, size_t n, int extra)
 /* A field holding an optional string. */
 static void sb_field(struct sbuf *b, const void *data, size_t n, int present)
 {
-	sb_put(b, "\t", 1);
+	sbuf_add(b, "\t", 1);
 	if (!present)
-		sb_put(b, "-", 1);
+		sbuf_add(b, "-", 1);
 	else if (n == 1 && *(const char *)data == '-')
-		sb_put(b, "%2D", 3);
+		sbuf_add(b, "%2D", 3);
 	else
 		sb_encode(b, data, n, 0);
 }
 
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Decode s[0..n) into a malloc'd buffer (NUL-terminated). NULL when
  * malformed or out of memory. */
-static unsigned char *pct_decode(const char *s, size_t n, size_t *outlen)
+static unsigned char *pct_decode_strict(const char *s, size_t n, size_t *outlen)
 {
 	unsigned char *o = malloc(n + 1);
 	size_t k = 0;
@@ -173,7 +126,7 @@ static int xattrs_valid(const char *s, size_t n)
 		if (!eq || eq == i)
 			return 0;
 		size_t dl;
-		unsigned char *d = pct_decode(s + i, j - i, &dl);
+		unsigned char *d = pct_decode_strict(s + i, j - i, &dl);
 		if (!d)
 			return 0;
 		free(d);
@@ -184,31 +137,27 @@ static int xattrs_valid(const char *s, size_t n)
 
 char *tree_node_format(const struct tree_node *n)
 {
-	struct sbuf b = { 0 };
+	struct sbuf b = SBUF_INIT;
 	char num[128];
 	sb_encode(&b, n->path ? n->path : "", n->path ? strlen(n->path) : 0, 0);
 	snprintf(num, sizeof(num), "\t%c\t%04" PRIo32 "\t%" PRIu32 "\t%" PRIu32 "\t%" PRIu64 "\t%" PRIu32 "\t%" PRIu64,
 		 n->type, n->mode & 07777, n->uid, n->gid, n->size, n->nlink, n->ino);
-	sb_str(&b, num);
-	sb_put(&b, "\t", 1);
+	sbuf_adds(&b, num);
+	sbuf_add(&b, "\t", 1);
 	if (!n->xattrs)
-		sb_put(&b, "-", 1);
+		sbuf_add(&b, "-", 1);
 	else if (xattrs_valid(n->xattrs, strlen(n->xattrs)))
-		sb_str(&b, n->xattrs);
+		sbuf_adds(&b, n->xattrs);
 	else /* not in the documented form: keep it readable, never break the line */
 		sb_encode(&b, n->xattrs, strlen(n->xattrs), 0);
 	sb_field(&b, n->target, n->target ? strlen(n->target) : 0, n->target != NULL);
 	sb_field(&b, n->blocks, n->blocks ? strlen(n->blocks) : 0, n->blocks != NULL);
 	if (!n->content && n->type == 'f' && n->size > TREE_INLINE_MAX)
-		sb_put(&b, "\t", 1);
+		sbuf_add(&b, "\t", 1);
 	else
 		sb_field(&b, n->content, n->content_len, n->content != NULL);
-	sb_put(&b, "\n", 1);
-	if (b.oom) {
-		free(b.p);
-		return NULL;
-	}
-	return b.p;
+	sbuf_add(&b, "\n", 1);
+	return sbuf_detach(&b);
 }
 
 void tree_node_free(struct tree_node *n)
@@ -276,7 +225,7 @@ static int opt_field(const char *s, size_t n, char **out, size_t *outlen)
 		return 0;
 	}
 	size_t l;
-	unsigned char *d = pct_decode(s, n, &l);
+	unsigned char *d = pct_decode_strict(s, n, &l);
 	if (!d)
 		return -1;
 	*out = (char *)d;
@@ -324,7 +273,7 @@ int tree_node_parse(const char *line, struct tree_node *n)
 	n->nlink = (uint32_t)v[4];
 	n->ino = v[5];
 
-	n->path = (char *)pct_decode(f[0], fl[0], &plen);
+	n->path = (char *)pct_decode_strict(f[0], fl[0], &plen);
 	if (!n->path || plen == 0 || strlen(n->path) != plen)
 		goto bad;
 	if (!(fl[8] == 1 && f[8][0] == '-')) {
@@ -351,17 +300,6 @@ int tree_node_parse(const char *line, struct tree_node *n)
 bad:
 	tree_node_free(n);
 	return -1;
-}
-
-uint64_t tree_fnv1a(const void *data, size_t len)
-{
-	const unsigned char *p = data;
-	uint64_t h = UINT64_C(0xcbf29ce484222325);
-	for (size_t i = 0; i < len; i++) {
-		h ^= p[i];
-		h *= UINT64_C(0x100000001b3);
-	}
-	return h;
 }
 
 /* The op whose pattern fills blk (file offset off), or 0. */
@@ -397,25 +335,21 @@ void tree_block_token(const unsigned char *blk, size_t len, uint64_t off, char o
 		snprintf(out, 24, "p%" PRIu32, op);
 		return;
 	}
-	snprintf(out, 24, "h%016" PRIx64, tree_fnv1a(blk, len));
+	snprintf(out, 24, "h%016" PRIx64, fnv1a64(blk, len));
 }
 
 char *tree_xattrs_append(char *xattrs, const char *name, const void *value, size_t len)
 {
-	struct sbuf b = { 0 };
+	struct sbuf b = SBUF_INIT;
 	if (xattrs && *xattrs) {
-		sb_str(&b, xattrs);
-		sb_put(&b, ";", 1);
+		sbuf_adds(&b, xattrs);
+		sbuf_add(&b, ";", 1);
 	}
 	sb_encode(&b, name, strlen(name), 1);
-	sb_put(&b, "=", 1);
+	sbuf_add(&b, "=", 1);
 	sb_encode(&b, value, len, 1);
-	if (b.oom || !b.p) {
-		free(b.p);
-		return NULL;
-	}
 	free(xattrs);
-	return b.p;
+	return sbuf_detach(&b);
 }
 
 int tree_xattr_get(const char *xattrs, const char *name, unsigned char **value, size_t *len)
@@ -428,14 +362,14 @@ int tree_xattr_get(const char *xattrs, const char *name, unsigned char **value, 
 		if (!eq)
 			return -1;
 		size_t nl;
-		unsigned char *nm = pct_decode(p, (size_t)(eq - p), &nl);
+		unsigned char *nm = pct_decode_strict(p, (size_t)(eq - p), &nl);
 		if (!nm)
 			return -1;
 		int match = nl == strlen(name) && !memcmp(nm, name, nl);
 		free(nm);
 		if (match) {
 			size_t vl;
-			unsigned char *v = pct_decode(eq + 1, l - (size_t)(eq + 1 - p), &vl);
+			unsigned char *v = pct_decode_strict(eq + 1, l - (size_t)(eq + 1 - p), &vl);
 			if (!v)
 				return -1;
 			if (value)
@@ -451,4 +385,25 @@ int tree_xattr_get(const char *xattrs, const char *name, unsigned char **value, 
 			return 0;
 		p++;
 	}
+}
+
+void tree_xattrs_each(const char *xattrs, void (*fn)(void *ctx, const struct sbuf *name, const struct sbuf *value),
+		      void *ctx)
+{
+	struct sbuf name = SBUF_INIT, value = SBUF_INIT;
+	for (const char *p = xattrs; p && *p;) {
+		size_t l = strcspn(p, ";");
+		const char *eq = memchr(p, '=', l);
+		size_t nl = eq ? (size_t)(eq - p) : l;
+		sbuf_reset(&name);
+		sbuf_reset(&value);
+		pct_decode(&name, p, nl);
+		pct_decode(&value, eq ? eq + 1 : p + l, eq ? l - nl - 1 : 0);
+		fn(ctx, &name, &value);
+		p += l;
+		if (*p)
+			p++;
+	}
+	sbuf_free(&name);
+	sbuf_free(&value);
 }

@@ -23,6 +23,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/util.h"
+
 #define TREE_INLINE_MAX 256
 #define TREE_BLOCK 4096
 
@@ -54,10 +56,12 @@ char *tree_xattrs_append(char *xattrs, const char *name, const void *value, size
  * 0 absent, -1 malformed. */
 int tree_xattr_get(const char *xattrs, const char *name, unsigned char **value, size_t *len);
 
-/* 64-bit FNV-1a, the block hash of the "h" token. */
-uint64_t tree_fnv1a(const void *data, size_t len);
+/* Call fn(ctx, name, value) for each pair of an encoded xattrs field, decoded
+ * (a malformed pair is passed as it is). */
+void tree_xattrs_each(const char *xattrs, void (*fn)(void *ctx, const struct sbuf *name, const struct sbuf *value),
+		      void *ctx);
 
-/* The block token for one 4 KiB block at file offset off (len <= 4096; a
+/* The block token (the "h" hash is 64-bit FNV-1a, fnv1a64) for one 4 KiB block at file offset off (len <= 4096; a
  * short last block is compared as is). Writes at most 24 bytes into out. */
 void tree_block_token(const unsigned char *blk, size_t len, uint64_t off, char out[24]);
 

@@ -58,15 +58,26 @@ static int all_zero(const unsigned char *p, size_t n)
 	return 1;
 }
 
-static void seterr(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void seterr(char *err, size_t errlen, const char *fmt, ...)
+static void setwhy(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void setwhy(char *why, size_t n, const char *fmt, ...)
 {
-	if (!err || !errlen)
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, n, fmt, ap);
+	va_end(ap);
+}
+
+/* Every failure here is a log or spec that is not what it must be: 65. */
+static void seterr(struct errbuf *eb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void seterr(struct errbuf *eb, const char *fmt, ...)
+{
+	if (!eb)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(err, errlen, fmt, ap);
+	vsnprintf(eb->msg, sizeof(eb->msg), fmt, ap);
 	va_end(ap);
+	eb->code = EXIT_DATAERR;
 }
 
 /* pread exactly n bytes; a short file is EIO. */
@@ -187,12 +198,12 @@ static int check_entry(uint32_t S, const struct wlog_entry *e, uint64_t *extra, 
 	*data_rel = S;
 	if ((e->flags & ~(uint64_t)WLOG_FLAGS_KNOWN) ||
 	    (e->flags & (WLOG_MARK | WLOG_DISCARD)) == (WLOG_MARK | WLOG_DISCARD)) {
-		seterr(why, whylen, "invalid flags 0x%llx", (unsigned long long)e->flags);
+		setwhy(why, whylen, "invalid flags 0x%llx", (unsigned long long)e->flags);
 		return -1;
 	}
 	if (e->flags & WLOG_MARK) {
 		if (e->nr_sectors) {
-			seterr(why, whylen, "mark with %llu sectors", (unsigned long long)e->nr_sectors);
+			setwhy(why, whylen, "mark with %llu sectors", (unsigned long long)e->nr_sectors);
 			return -1;
 		}
 		if (e->data_len <= (uint64_t)S - WLOG_HDR) {
@@ -200,18 +211,18 @@ static int check_entry(uint32_t S, const struct wlog_entry *e, uint64_t *extra, 
 			return 0;
 		}
 		if (e->data_len > lim / 2) {
-			seterr(why, whylen, "invalid mark length %llu", (unsigned long long)e->data_len);
+			setwhy(why, whylen, "invalid mark length %llu", (unsigned long long)e->data_len);
 			return -1;
 		}
 		*extra = (e->data_len + S - 1) / S * S;
 		return 0;
 	}
 	if (e->flags == 0 && e->nr_sectors == 0) {
-		seterr(why, whylen, "empty write");
+		setwhy(why, whylen, "empty write");
 		return -1;
 	}
 	if (e->sector > lim / S || e->nr_sectors > lim / S - e->sector) {
-		seterr(why, whylen, "sectors %llu+%llu beyond any disk", (unsigned long long)e->sector,
+		setwhy(why, whylen, "sectors %llu+%llu beyond any disk", (unsigned long long)e->sector,
 		       (unsigned long long)e->nr_sectors);
 		return -1;
 	}
@@ -220,23 +231,23 @@ static int check_entry(uint32_t S, const struct wlog_entry *e, uint64_t *extra, 
 	return 0;
 }
 
-int wlog_open(struct wlog *l, int fd, char *err, size_t errlen)
+int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 {
 	memset(l, 0, sizeof(*l));
 	l->fd = fd;
 	uint64_t size;
 	if (file_size(fd, &size) < 0) {
-		seterr(err, errlen, "cannot read the log: %s", strerror(errno));
+		seterr(eb, "cannot read the log: %s", strerror(errno));
 		return -1;
 	}
 	l->file_size = size;
 	unsigned char sb[28];
 	if (size < sizeof(sb)) {
-		seterr(err, errlen, "file too short for a superblock (%llu bytes)", (unsigned long long)size);
+		seterr(eb, "file too short for a superblock (%llu bytes)", (unsigned long long)size);
 		return -1;
 	}
 	if (pread_full(fd, sb, sizeof(sb), 0) < 0) {
-		seterr(err, errlen, "cannot read the log: %s", strerror(errno));
+		seterr(eb, "cannot read the log: %s", strerror(errno));
 		return -1;
 	}
 	if (all_zero(sb, sizeof(sb))) {
@@ -246,15 +257,15 @@ int wlog_open(struct wlog *l, int fd, char *err, size_t errlen)
 		uint64_t magic = get64(sb), version = get64(sb + 8);
 		uint32_t S = get32(sb + 24);
 		if (magic != WLOG_MAGIC) {
-			seterr(err, errlen, "bad magic 0x%llx", (unsigned long long)magic);
+			seterr(eb, "bad magic 0x%llx", (unsigned long long)magic);
 			return -1;
 		}
 		if (version != WLOG_VERSION) {
-			seterr(err, errlen, "unsupported version %llu", (unsigned long long)version);
+			seterr(eb, "unsupported version %llu", (unsigned long long)version);
 			return -1;
 		}
 		if (S < 512 || S >= WLOG_MAX_SECTORSIZE || (S & (S - 1))) {
-			seterr(err, errlen, "invalid sector size %u", S);
+			seterr(eb, "invalid sector size %u", S);
 			return -1;
 		}
 		l->sectorsize = S;
@@ -262,14 +273,14 @@ int wlog_open(struct wlog *l, int fd, char *err, size_t errlen)
 	}
 	const uint32_t S = l->sectorsize;
 	if (size < S) {
-		seterr(err, errlen, "file too short for a superblock (%llu bytes, sector size %u)",
+		seterr(eb, "file too short for a superblock (%llu bytes, sector size %u)",
 		       (unsigned long long)size, S);
 		return -1;
 	}
 
 	struct window *w = malloc(sizeof(*w));
 	if (!w) {
-		seterr(err, errlen, "out of memory");
+		seterr(eb, "out of memory");
 		return -1;
 	}
 	w->off = 0;
@@ -282,7 +293,7 @@ int wlog_open(struct wlog *l, int fd, char *err, size_t errlen)
 		uint64_t avail = size - pos;
 		if (avail == 0) {
 			if (vouched) {
-				seterr(err, errlen, "entry %zu at byte %llu: missing (the superblock counts %llu entries)",
+				seterr(eb, "entry %zu at byte %llu: missing (the superblock counts %llu entries)",
 				       i, (unsigned long long)pos, (unsigned long long)l->committed);
 				goto fail;
 			}
@@ -295,7 +306,7 @@ int wlog_open(struct wlog *l, int fd, char *err, size_t errlen)
 		if (avail >= WLOG_HDR) {
 			unsigned char h[WLOG_HDR];
 			if (window_get(w, fd, pos, h, sizeof(h), size) < 0) {
-				seterr(err, errlen, "cannot read the log at byte %llu: %s", (unsigned long long)pos,
+				seterr(eb, "cannot read the log at byte %llu: %s", (unsigned long long)pos,
 				       strerror(errno));
 				goto fail;
 			}
@@ -320,7 +331,7 @@ int wlog_open(struct wlog *l, int fd, char *err, size_t errlen)
 		}
 		if (bad) {
 			if (vouched) {
-				seterr(err, errlen, "entry %zu at byte %llu: %s", i, (unsigned long long)pos, why);
+				seterr(eb, "entry %zu at byte %llu: %s", i, (unsigned long long)pos, why);
 				goto fail;
 			}
 			/* Zeros after the last entry are unwritten space, not a lost entry. */
@@ -336,7 +347,7 @@ int wlog_open(struct wlog *l, int fd, char *err, size_t errlen)
 			size_t cap = l->cap ? l->cap * 2 : 1024;
 			struct wlog_entry *ne = realloc(l->e, cap * sizeof(*ne));
 			if (!ne) {
-				seterr(err, errlen, "out of memory");
+				seterr(eb, "out of memory");
 				goto fail;
 			}
 			l->e = ne;
@@ -466,7 +477,7 @@ int wlog_spec_applies(const struct wlog_spec *s, uint64_t i)
 	return 0;
 }
 
-int wlog_spec_normalize(struct wlog_spec *s, char *err, size_t errlen)
+int wlog_spec_normalize(struct wlog_spec *s, struct errbuf *eb)
 {
 	if (s->nadd) {
 		qsort(s->add, s->nadd, sizeof(*s->add), cmp_u64);
@@ -476,7 +487,7 @@ int wlog_spec_normalize(struct wlog_spec *s, char *err, size_t errlen)
 				s->add[k++] = s->add[i];
 		s->nadd = k;
 		if (s->add[0] < s->prefix) {
-			seterr(err, errlen, "add index %llu is below prefix %llu", (unsigned long long)s->add[0],
+			seterr(eb, "add index %llu is below prefix %llu", (unsigned long long)s->add[0],
 			       (unsigned long long)s->prefix);
 			return -1;
 		}
@@ -501,7 +512,7 @@ int wlog_spec_normalize(struct wlog_spec *s, char *err, size_t errlen)
 		s->ntorn = k;
 		for (size_t i = 0; i < s->ntorn; i++) {
 			if (s->torn[i].entry < s->prefix || !wlog_spec_applies(s, s->torn[i].entry)) {
-				seterr(err, errlen, "torn entry %llu is not in add", (unsigned long long)s->torn[i].entry);
+				seterr(eb, "torn entry %llu is not in add", (unsigned long long)s->torn[i].entry);
 				return -1;
 			}
 		}
@@ -512,8 +523,7 @@ int wlog_spec_normalize(struct wlog_spec *s, char *err, size_t errlen)
 /* A cursor over spec text. */
 struct scan {
 	const char *p;
-	char *err;
-	size_t errlen;
+	struct errbuf *e;
 };
 
 static int scan_num(struct scan *sc, uint64_t *v, const char *what)
@@ -524,16 +534,16 @@ static int scan_num(struct scan *sc, uint64_t *v, const char *what)
 		while (p[n] && p[n] != ' ' && p[n] != '\t' && n < 24)
 			n++;
 		if (n)
-			seterr(sc->err, sc->errlen, "expected a number in %s at '%.*s'", what, n, p);
+			seterr(sc->e, "expected a number in %s at '%.*s'", what, n, p);
 		else
-			seterr(sc->err, sc->errlen, "expected a number in %s", what);
+			seterr(sc->e, "expected a number in %s", what);
 		return -1;
 	}
 	uint64_t x = 0;
 	while (*p >= '0' && *p <= '9') {
 		unsigned d = (unsigned)(*p - '0');
 		if (x > (UINT64_MAX - d) / 10) {
-			seterr(sc->err, sc->errlen, "number too large in %s", what);
+			seterr(sc->e, "number too large in %s", what);
 			return -1;
 		}
 		x = x * 10 + d;
@@ -555,7 +565,7 @@ static int scan_range(struct scan *sc, uint64_t *a, uint64_t *b, const char *wha
 		if (scan_num(sc, b, what) < 0)
 			return -1;
 		if (*b < *a) {
-			seterr(sc->err, sc->errlen, "reversed range %llu-%llu in %s", (unsigned long long)*a,
+			seterr(sc->e, "reversed range %llu-%llu in %s", (unsigned long long)*a,
 			       (unsigned long long)*b, what);
 			return -1;
 		}
@@ -592,11 +602,11 @@ static int parse_add(struct scan *sc, struct wlog_spec *s, size_t *cap)
 		if (scan_range(sc, &a, &b, "add") < 0)
 			return -1;
 		if (b - a >= MAX_RANGE_EXPAND || s->nadd + (b - a + 1) > MAX_RANGE_EXPAND) {
-			seterr(sc->err, sc->errlen, "add list too long");
+			seterr(sc->e, "add list too long");
 			return -1;
 		}
 		if (grow((void **)&s->add, cap, s->nadd + (size_t)(b - a + 1), sizeof(*s->add)) < 0) {
-			seterr(sc->err, sc->errlen, "out of memory");
+			seterr(sc->e, "out of memory");
 			return -1;
 		}
 		for (uint64_t x = a;; x++) {
@@ -609,7 +619,7 @@ static int parse_add(struct scan *sc, struct wlog_spec *s, size_t *cap)
 		sc->p++;
 	}
 	if (!at_end_of_token(sc->p)) {
-		seterr(sc->err, sc->errlen, "unexpected '%c' in add", *sc->p);
+		seterr(sc->e, "unexpected '%c' in add", *sc->p);
 		return -1;
 	}
 	return 0;
@@ -622,7 +632,7 @@ static int parse_torn(struct scan *sc, struct wlog_spec *s, size_t *cap)
 		if (scan_num(sc, &entry, "torn") < 0)
 			return -1;
 		if (*sc->p != ':') {
-			seterr(sc->err, sc->errlen, "expected ':' after torn entry %llu", (unsigned long long)entry);
+			seterr(sc->e, "expected ':' after torn entry %llu", (unsigned long long)entry);
 			return -1;
 		}
 		sc->p++;
@@ -631,11 +641,11 @@ static int parse_torn(struct scan *sc, struct wlog_spec *s, size_t *cap)
 			if (scan_range(sc, &a, &b, "torn") < 0)
 				return -1;
 			if (b == UINT64_MAX) {
-				seterr(sc->err, sc->errlen, "number too large in torn");
+				seterr(sc->e, "number too large in torn");
 				return -1;
 			}
 			if (grow((void **)&s->torn, cap, s->ntorn + 1, sizeof(*s->torn)) < 0) {
-				seterr(sc->err, sc->errlen, "out of memory");
+				seterr(sc->e, "out of memory");
 				return -1;
 			}
 			s->torn[s->ntorn++] = (struct wlog_tear){ entry, a, b - a + 1 };
@@ -648,16 +658,16 @@ static int parse_torn(struct scan *sc, struct wlog_spec *s, size_t *cap)
 		sc->p++;
 	}
 	if (!at_end_of_token(sc->p)) {
-		seterr(sc->err, sc->errlen, "unexpected '%c' in torn", *sc->p);
+		seterr(sc->e, "unexpected '%c' in torn", *sc->p);
 		return -1;
 	}
 	return 0;
 }
 
-int wlog_spec_parse(const char *text, struct wlog_spec *s, char *err, size_t errlen)
+int wlog_spec_parse(const char *text, struct wlog_spec *s, struct errbuf *eb)
 {
 	memset(s, 0, sizeof(*s));
-	struct scan sc = { text, err, errlen };
+	struct scan sc = { text, eb };
 	int have_prefix = 0, have_add = 0, have_torn = 0;
 	size_t addcap = 0, torncap = 0;
 	for (;;) {
@@ -670,45 +680,45 @@ int wlog_spec_parse(const char *text, struct wlog_spec *s, char *err, size_t err
 		while (key[klen] && key[klen] != '=' && !at_end_of_token(key + klen))
 			klen++;
 		if (key[klen] != '=') {
-			seterr(err, errlen, "expected key=value at '%.*s'", (int)(klen > 24 ? 24 : klen), key);
+			seterr(eb, "expected key=value at '%.*s'", (int)(klen > 24 ? 24 : klen), key);
 			goto fail;
 		}
 		sc.p = key + klen + 1;
 		if (klen == 6 && !memcmp(key, "prefix", 6)) {
 			if (have_prefix++) {
-				seterr(err, errlen, "'prefix' given twice");
+				seterr(eb, "'prefix' given twice");
 				goto fail;
 			}
 			if (scan_num(&sc, &s->prefix, "prefix") < 0)
 				goto fail;
 			if (!at_end_of_token(sc.p)) {
-				seterr(err, errlen, "unexpected '%c' in prefix", *sc.p);
+				seterr(eb, "unexpected '%c' in prefix", *sc.p);
 				goto fail;
 			}
 		} else if (klen == 3 && !memcmp(key, "add", 3)) {
 			if (have_add++) {
-				seterr(err, errlen, "'add' given twice");
+				seterr(eb, "'add' given twice");
 				goto fail;
 			}
 			if (parse_add(&sc, s, &addcap) < 0)
 				goto fail;
 		} else if (klen == 4 && !memcmp(key, "torn", 4)) {
 			if (have_torn++) {
-				seterr(err, errlen, "'torn' given twice");
+				seterr(eb, "'torn' given twice");
 				goto fail;
 			}
 			if (parse_torn(&sc, s, &torncap) < 0)
 				goto fail;
 		} else {
-			seterr(err, errlen, "unknown key '%.*s'", (int)(klen > 24 ? 24 : klen), key);
+			seterr(eb, "unknown key '%.*s'", (int)(klen > 24 ? 24 : klen), key);
 			goto fail;
 		}
 	}
 	if (!have_prefix) {
-		seterr(err, errlen, "missing 'prefix='");
+		seterr(eb, "missing 'prefix='");
 		goto fail;
 	}
-	if (wlog_spec_normalize(s, err, errlen) < 0)
+	if (wlog_spec_normalize(s, eb) < 0)
 		goto fail;
 	return 0;
 fail:
@@ -778,8 +788,7 @@ struct copier {
 	unsigned char *zeros;
 	size_t zcap;
 	uint64_t written;
-	char *err;
-	size_t errlen;
+	struct errbuf *e;
 };
 
 static int copy_range(struct copier *c, size_t i, uint64_t logoff, uint64_t devoff, uint64_t len)
@@ -788,7 +797,7 @@ static int copy_range(struct copier *c, size_t i, uint64_t logoff, uint64_t devo
 	if (want > c->cap) {
 		unsigned char *nb = realloc(c->buf, want);
 		if (!nb) {
-			seterr(c->err, c->errlen, "out of memory");
+			seterr(c->e, "out of memory");
 			return -1;
 		}
 		c->buf = nb;
@@ -797,11 +806,11 @@ static int copy_range(struct copier *c, size_t i, uint64_t logoff, uint64_t devo
 	for (uint64_t done = 0; done < len;) {
 		size_t chunk = len - done > COPY_MAX ? COPY_MAX : (size_t)(len - done);
 		if (pread_full(c->l->fd, c->buf, chunk, logoff + done) < 0) {
-			seterr(c->err, c->errlen, "cannot read entry %zu from the log: %s", i, strerror(errno));
+			seterr(c->e, "cannot read entry %zu from the log: %s", i, strerror(errno));
 			return -1;
 		}
 		if (pwrite_full(c->dev_fd, c->buf, chunk, devoff + done) < 0) {
-			seterr(c->err, c->errlen, "cannot write entry %zu at byte %llu: %s", i,
+			seterr(c->e, "cannot write entry %zu at byte %llu: %s", i,
 			       (unsigned long long)(devoff + done), strerror(errno));
 			return -1;
 		}
@@ -820,14 +829,14 @@ static int zero_range(struct copier *c, size_t i, uint64_t devoff, uint64_t len)
 		c->zeros = calloc(1, want);
 		c->zcap = c->zeros ? want : 0;
 		if (!c->zeros) {
-			seterr(c->err, c->errlen, "out of memory");
+			seterr(c->e, "out of memory");
 			return -1;
 		}
 	}
 	for (uint64_t done = 0; done < len;) {
 		size_t chunk = len - done > c->zcap ? c->zcap : (size_t)(len - done);
 		if (pwrite_full(c->dev_fd, c->zeros, chunk, devoff + done) < 0) {
-			seterr(c->err, c->errlen, "cannot write entry %zu at byte %llu: %s", i,
+			seterr(c->e, "cannot write entry %zu at byte %llu: %s", i,
 			       (unsigned long long)(devoff + done), strerror(errno));
 			return -1;
 		}
@@ -838,43 +847,43 @@ static int zero_range(struct copier *c, size_t i, uint64_t devoff, uint64_t len)
 }
 
 /* Check s against l before anything is written. */
-static int check_spec(const struct wlog *l, const struct wlog_spec *s, char *err, size_t errlen)
+static int check_spec(const struct wlog *l, const struct wlog_spec *s, struct errbuf *eb)
 {
 	if (s->prefix > l->n) {
-		seterr(err, errlen, "prefix %llu beyond the log's %zu entries", (unsigned long long)s->prefix, l->n);
+		seterr(eb, "prefix %llu beyond the log's %zu entries", (unsigned long long)s->prefix, l->n);
 		return -1;
 	}
 	for (size_t j = 0; j < s->nadd; j++) {
 		if (s->add[j] >= l->n) {
-			seterr(err, errlen, "entry %llu beyond the log's %zu entries", (unsigned long long)s->add[j],
+			seterr(eb, "entry %llu beyond the log's %zu entries", (unsigned long long)s->add[j],
 			       l->n);
 			return -1;
 		}
 		if (s->add[j] < s->prefix || (j && s->add[j] <= s->add[j - 1])) {
-			seterr(err, errlen, "add index %llu out of order", (unsigned long long)s->add[j]);
+			seterr(eb, "add index %llu out of order", (unsigned long long)s->add[j]);
 			return -1;
 		}
 	}
 	for (size_t j = 0; j < s->ntorn; j++) {
 		const struct wlog_tear *t = &s->torn[j];
 		if (t->entry < s->prefix || !wlog_spec_applies(s, t->entry)) {
-			seterr(err, errlen, "torn entry %llu is not in add", (unsigned long long)t->entry);
+			seterr(eb, "torn entry %llu is not in add", (unsigned long long)t->entry);
 			return -1;
 		}
 		if (j && (t->entry < s->torn[j - 1].entry ||
 			  (t->entry == s->torn[j - 1].entry &&
 			   t->start < s->torn[j - 1].start + s->torn[j - 1].count))) {
-			seterr(err, errlen, "torn sectors of entry %llu out of order", (unsigned long long)t->entry);
+			seterr(eb, "torn sectors of entry %llu out of order", (unsigned long long)t->entry);
 			return -1;
 		}
 		const struct wlog_entry *e = &l->e[t->entry];
 		if (!wlog_is_write(e)) {
-			seterr(err, errlen, "entry %llu is not a write and cannot be torn", (unsigned long long)t->entry);
+			seterr(eb, "entry %llu is not a write and cannot be torn", (unsigned long long)t->entry);
 			return -1;
 		}
 		uint64_t m = e->nr_sectors * l->sectorsize / WLOG_SECTOR;
 		if (t->count == 0 || t->start >= m || t->count > m - t->start) {
-			seterr(err, errlen, "torn sectors %llu-%llu of entry %llu beyond its %llu sectors",
+			seterr(eb, "torn sectors %llu-%llu of entry %llu beyond its %llu sectors",
 			       (unsigned long long)t->start, (unsigned long long)(t->start + t->count - 1),
 			       (unsigned long long)t->entry, (unsigned long long)m);
 			return -1;
@@ -902,13 +911,13 @@ static int apply_one(struct copier *c, size_t i, const struct wlog_tear *torn, s
 }
 
 int wlog_apply(const struct wlog *l, const struct wlog_spec *s, int dev_fd, uint64_t *bytes_written,
-	       char *err, size_t errlen)
+	       struct errbuf *eb)
 {
 	if (bytes_written)
 		*bytes_written = 0;
-	if (check_spec(l, s, err, errlen) < 0)
+	if (check_spec(l, s, eb) < 0)
 		return -1;
-	struct copier c = { .l = l, .dev_fd = dev_fd, .err = err, .errlen = errlen };
+	struct copier c = { .l = l, .dev_fd = dev_fd, .e = eb };
 	int rc = 0;
 	for (uint64_t i = 0; i < s->prefix && rc == 0; i++)
 		rc = apply_one(&c, (size_t)i, NULL, 0);

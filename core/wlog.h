@@ -46,6 +46,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/err.h"
+
 #define WLOG_MAGIC 0x6a736677736872ULL
 #define WLOG_VERSION 1
 #define WLOG_HDR 32            /* bytes of an entry header; the rest of its sector is padding */
@@ -109,12 +111,12 @@ static inline int wlog_changes_disk(const struct wlog_entry *e)
 /* Scan the log behind fd: validate the superblock and every entry header
  * (headers only, the data are not read). An invalid or truncated entry among
  * the first `committed` is fatal; in the tail it ends the log (l->dropped).
- * 0, or -1 with a one-line message in err: "bad magic 0x...", "unsupported
+ * 0, or -1 with a one-line message in e (65): "bad magic 0x...", "unsupported
  * version N", "invalid sector size N", "file too short for a superblock
  * (N bytes)", "entry 17 at byte 9216: invalid flags 0x40", "entry 17 at byte
  * 9216: truncated (needs 4608 bytes, file ends after 512)", "cannot read the
  * log: ...". */
-int wlog_open(struct wlog *l, int fd, char *err, size_t errlen);
+int wlog_open(struct wlog *l, int fd, struct errbuf *e);
 void wlog_close(struct wlog *l);   /* frees the entries; the fd stays open */
 
 /* Re-read only the superblock's entry count. A log with no superblock yet
@@ -163,14 +165,14 @@ struct wlog_spec {
 };
 
 /* Parse spec text into s (allocated; free with wlog_spec_free). 0, or -1
- * with a message in err; nothing is left allocated on failure. */
-int wlog_spec_parse(const char *text, struct wlog_spec *s, char *err, size_t errlen);
+ * with a message in e (65); nothing is left allocated on failure. */
+int wlog_spec_parse(const char *text, struct wlog_spec *s, struct errbuf *e);
 /* The canonical text of s (snprintf-like: returns the length it needs, and
  * writes at most size bytes including the NUL). */
 int wlog_spec_format(const struct wlog_spec *s, char *buf, size_t size);
 /* Sort and merge add[] and torn[] into the canonical order. 0, or -1 with a
  * message when an add index is below prefix or a torn entry is not in add. */
-int wlog_spec_normalize(struct wlog_spec *s, char *err, size_t errlen);
+int wlog_spec_normalize(struct wlog_spec *s, struct errbuf *e);
 void wlog_spec_free(struct wlog_spec *s);
 /* Is entry i applied by s (in full or torn)? */
 int wlog_spec_applies(const struct wlog_spec *s, uint64_t i);
@@ -181,8 +183,8 @@ int wlog_spec_applies(const struct wlog_spec *s, uint64_t i);
  * nothing. The spec is checked against the log before anything is written
  * (indices in range, torn entries are writes, torn sectors inside them).
  * bytes_written (may be NULL) gets the bytes written to dev_fd. 0, or -1
- * with a message in err. */
+ * with a message in e (65). */
 int wlog_apply(const struct wlog *l, const struct wlog_spec *s, int dev_fd, uint64_t *bytes_written,
-	       char *err, size_t errlen);
+	       struct errbuf *e);
 
 #endif

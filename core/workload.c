@@ -35,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/util.h"
+
 struct tok {
 	char *s;          /* decoded text, NUL-terminated (may hold NULs if quoted) */
 	size_t len;
@@ -53,8 +55,7 @@ struct toks {
 struct pctx {
 	const char *file;
 	int line;
-	char *err;
-	size_t errlen;
+	struct errbuf *e;
 };
 
 static void perr(const struct pctx *c, int col, const char *fmt, ...)
@@ -62,14 +63,17 @@ static void perr(const struct pctx *c, int col, const char *fmt, ...)
 
 static void perr(const struct pctx *c, int col, const char *fmt, ...)
 {
-	if (!c->err || !c->errlen)
+	if (!c->e)
 		return;
-	int n = snprintf(c->err, c->errlen, "%s:%d:%d: ", c->file, c->line, col);
-	if (n < 0 || (size_t)n >= c->errlen)
+	char *m = c->e->msg;
+	size_t size = sizeof(c->e->msg);
+	c->e->code = EXIT_DATAERR;
+	int n = snprintf(m, size, "%s:%d:%d: ", c->file, c->line, col);
+	if (n < 0 || (size_t)n >= size)
 		return;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(c->err + n, c->errlen - (size_t)n, fmt, ap);
+	vsnprintf(m + n, size - (size_t)n, fmt, ap);
 	va_end(ap);
 }
 
@@ -94,17 +98,6 @@ static int toks_push(struct toks *t, struct tok *k)
 	}
 	t->v[t->n++] = *k;
 	return 0;
-}
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
 }
 
 static int is_blank(int c)
@@ -614,6 +607,32 @@ static int parse_args(const struct args *a, struct wl_op *op)
 	return -1;
 }
 
+static char *dup_or_null(const char *p, size_t n)
+{
+	return p ? xmemdup(p, n) : NULL;
+}
+
+void wl_op_copy(struct wl_op *dst, const struct wl_op *src)
+{
+	*dst = *src;
+	dst->path = src->path ? xstrdup(src->path) : NULL;
+	dst->path2 = src->path2 ? xstrdup(src->path2) : NULL;
+	dst->data = dup_or_null(src->data, src->data_len);
+	dst->name = src->name ? xstrdup(src->name) : NULL;
+	dst->value = dup_or_null(src->value, src->value_len);
+}
+
+void wl_copy(struct wl_workload *dst, const struct wl_workload *src)
+{
+	memset(dst, 0, sizeof(*dst));
+	dst->file = src->file ? xstrdup(src->file) : NULL;
+	dst->n = src->n;
+	dst->nsetup = src->nsetup;
+	dst->ops = xcalloc(src->n ? src->n : 1, sizeof(*dst->ops));
+	for (size_t i = 0; i < src->n; i++)
+		wl_op_copy(&dst->ops[i], &src->ops[i]);
+}
+
 void wl_op_free(struct wl_op *op)
 {
 	if (!op)
@@ -637,7 +656,15 @@ static int parse_op(const struct pctx *c, struct toks *t, int id, enum wl_sectio
 			def = &opdefs[k];
 	if (!def) {
 		char sb[64];
-		perr(c, kw->col, "unknown op '%s'", shown(kw, sb, sizeof(sb)));
+		const char *names[WL_NKINDS + 1];
+		for (int k = 0; k < WL_NKINDS; k++)
+			names[k] = opdefs[k].name;
+		names[WL_NKINDS] = NULL;
+		const char *near = kw->quoted ? NULL : nearest_word(kw->s, names);
+		if (near)
+			perr(c, kw->col, "unknown op '%s'; did you mean '%s'?", shown(kw, sb, sizeof(sb)), near);
+		else
+			perr(c, kw->col, "unknown op '%s'", shown(kw, sb, sizeof(sb)));
 		return -1;
 	}
 	op->kind = def->kind;
@@ -656,7 +683,7 @@ static int parse_op(const struct pctx *c, struct toks *t, int id, enum wl_sectio
 		used = -1;
 	}
 	if (used < 0) {
-		if (c->err && c->errlen && !c->err[0])
+		if (c->e && !c->e->msg[0])
 			perr(c, kw->col, "out of memory");
 		wl_op_free(op);
 		return -1;
@@ -664,13 +691,12 @@ static int parse_op(const struct pctx *c, struct toks *t, int id, enum wl_sectio
 	return 0;
 }
 
-int wl_parse_line(const char *line, int id, enum wl_section section, struct wl_op *op, char *err,
-		  size_t errlen)
+int wl_parse_line(const char *line, int id, enum wl_section section, struct wl_op *op, struct errbuf *e)
 {
-	struct pctx c = { "<line>", 1, err, errlen };
+	struct pctx c = { "<line>", 1, e };
 	struct toks t = { 0 };
-	if (err && errlen)
-		err[0] = '\0';
+	if (e)
+		errbuf_clear(e);
 	memset(op, 0, sizeof(*op));
 	size_t n = strcspn(line, "\n");
 	int rc = -1;
@@ -741,16 +767,16 @@ static int parse_header(const struct pctx *c, const struct toks *t, int *state, 
 	return 0;
 }
 
-int wl_parse(const char *file, const char *text, struct wl_workload *w, char *err, size_t errlen)
+int wl_parse(const char *file, const char *text, struct wl_workload *w, struct errbuf *e)
 {
-	struct pctx c = { file ? file : "<workload>", 0, err, errlen };
+	struct pctx c = { file ? file : "<workload>", 0, e };
 	struct wl_workload r = { 0 };
 	/* state: 0 nothing yet, 1 ops without a header (all [run]), 2 in [setup], 3 in [run] */
 	int state = 0, seen_setup = 0, seen_run = 0, run_line = 0, run_col = 0;
 	size_t cap = 0, nrun = 0;
 	int last_line = 1, last_col = 1;
-	if (err && errlen)
-		err[0] = '\0';
+	if (e)
+		errbuf_clear(e);
 	memset(w, 0, sizeof(*w));
 	r.file = strdup(c.file);
 	if (!r.file)
@@ -1080,4 +1106,13 @@ uint32_t wl_pattern_op(const void *p, uint64_t off)
 	if (block != off / 4096)
 		return 0;
 	return (uint32_t)r[4] | (uint32_t)r[5] << 8 | (uint32_t)r[6] << 16 | (uint32_t)r[7] << 24;
+}
+
+int wl_load(const char *file, struct sbuf *text, struct wl_workload *w, struct errbuf *e)
+{
+	memset(w, 0, sizeof(*w));
+	if (read_file(file, text) < 0)
+		return errbuf_set(e, errno == ENOENT ? EXIT_NOINPUT : EXIT_DATAERR, "cannot read workload '%s': %s", file,
+				  errno_advice(errno));
+	return wl_parse(file, text->buf, w, e);
 }

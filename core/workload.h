@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/err.h"
+
 enum wl_kind {
 	WL_MKDIR, WL_RMDIR, WL_CREAT, WL_WRITE, WL_APPEND, WL_DWRITE, WL_MMAPWRITE,
 	WL_TRUNCATE, WL_FALLOC, WL_LINK, WL_SYMLINK, WL_RENAME, WL_UNLINK,
@@ -52,6 +54,20 @@ struct wl_op {
 	size_t value_len;
 };
 
+/*
+ * The result of one op as carried out in the recording guest: the one type
+ * from the agent's reply (core/proto.h RESULT) through the simulator and the
+ * judge to the database row.
+ */
+struct op_result {
+	int64_t ret;       /* the system call's return value (-1 on failure) */
+	int err;           /* errno when it failed, else 0 */
+	uint64_t ino;      /* inode number path names after the op (lstat), 0 if none */
+	uint64_t ino2;     /* the same for path2 (rename, link) or symlink's target, 0 if none */
+	double ms;         /* how long the op took in the guest */
+	int64_t log_pos;   /* the host's: committed write-log entries when it returned */
+};
+
 struct wl_workload {
 	char *file;        /* as given, for messages */
 	struct wl_op *ops;
@@ -60,14 +76,20 @@ struct wl_workload {
 };
 
 /* Parse text (the content of file). 0 on success; -1 with a message
- * "file:line:col: what" (no newline) in err (size errlen). Nothing partial
+ * "file:line:col: what" (no newline) in e (code 65). Nothing partial
  * is left in w on failure. */
-int wl_parse(const char *file, const char *text, struct wl_workload *w, char *err, size_t errlen);
+int wl_parse(const char *file, const char *text, struct wl_workload *w, struct errbuf *e);
+/* Read file into text and parse it into w: a missing file is 66, anything
+ * else unreadable or a parse error 65 (with its file:line:col message). */
+struct sbuf;
+int wl_load(const char *file, struct sbuf *text, struct wl_workload *w, struct errbuf *e);
 /* Parse one op line (the agent's side); section and id are given. */
-int wl_parse_line(const char *line, int id, enum wl_section section, struct wl_op *op, char *err,
-		  size_t errlen);
+int wl_parse_line(const char *line, int id, enum wl_section section, struct wl_op *op, struct errbuf *e);
 void wl_free(struct wl_workload *w);
 void wl_op_free(struct wl_op *op);
+/* Deep copies (free with wl_free / wl_op_free). */
+void wl_copy(struct wl_workload *dst, const struct wl_workload *src);
+void wl_op_copy(struct wl_op *dst, const struct wl_op *src);
 
 /* The canonical text of op (one line, no newline), which wl_parse_line
  * reads back to the same op. Returns the length it needs (snprintf-like). */

@@ -16,47 +16,18 @@
  * dropped on the host (cache.no-flush): they cost time and prove nothing,
  * since the crash is simulated from the log, not from the host's disk.
  */
-#include "engine/record.h"
+#include "engine/backend.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "images/basedisk.h"
-#include "kbuild/kbuild.h"
-#include "cmd/opt.h"
 #include "core/wlog.h"
-
-void lab_barrier_syscalls(long *nr_fbarrier, long *nr_fdatabarrier)
-{
-	*nr_fbarrier = *nr_fdatabarrier = -1;
-	if (opt_kernel)
-		return;
-	char *tree = lab_kernel_tree();
-	if (!tree)
-		return;
-	char *tbl = xasprintf("%s/arch/x86/entry/syscalls/syscall_64.tbl", tree);
-	struct sbuf sb = SBUF_INIT;
-	if (read_file(tbl, &sb) == 0) {
-		char *save = NULL;
-		for (char *line = strtok_r(sb.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-			long nr;
-			char abi[32], name[64];
-			if (line[0] == '#' || sscanf(line, "%ld %31s %63s", &nr, abi, name) != 3)
-				continue;
-			if (!strcmp(name, "fbarrier"))
-				*nr_fbarrier = nr;
-			else if (!strcmp(name, "fdatabarrier"))
-				*nr_fdatabarrier = nr;
-		}
-	}
-	sbuf_free(&sb);
-	free(tbl);
-	free(tree);
-}
+#include "images/basedisk.h"
 
 static int read_committed(const char *log_path, int64_t *count)
 {
@@ -70,73 +41,67 @@ static int read_committed(const char *log_path, int64_t *count)
 	return 0;
 }
 
-/* Parse "ret=..\nerrno=..\n..." from the agent. */
-static void parse_result(const char *text, struct lab_op_result *r)
-{
-	const char *p;
-	if ((p = strstr(text, "ret=")))
-		r->ret = strtol(p + 4, NULL, 10);
-	if ((p = strstr(text, "errno=")))
-		r->err = (int)strtol(p + 6, NULL, 10);
-	if ((p = strstr(text, "\nino=")))
-		r->ino = strtoull(p + 5, NULL, 10);
-	if ((p = strstr(text, "ino2=")))
-		r->ino2 = strtoull(p + 5, NULL, 10);
-	if ((p = strstr(text, "ms=")))
-		r->ms = strtod(p + 3, NULL);
-}
-
-static int fail(struct lab_recording *rec, struct lab_vm *vm, enum lab_outcome o, const char *fmt, ...)
+/* The recording failed: what (fmt), and for a guest failure how (vm_failure). */
+static int fail(struct recording *rec, struct vm *vm, enum vm_outcome o, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-static int fail(struct lab_recording *rec, struct lab_vm *vm, enum lab_outcome o, const char *fmt, ...)
+static int fail(struct recording *rec, struct vm *vm, enum vm_outcome o, const char *fmt, ...)
 {
+	char what[512];
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(rec->error, sizeof(rec->error), fmt, ap);
+	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
 	rec->outcome = o;
 	if (vm) {
-		lab_vm_kill(vm);
-		if (o != LAB_OK)
-			lab_vm_report(vm, o);
-		lab_vm_free(vm);
+		vm_kill(vm);
+		if (o != VM_OK) {
+			struct errbuf how;
+			vm_failure(vm, o, &how);
+			errbuf_set(&rec->err, how.code, "%s: %s", what, how.msg);
+		}
+		vm_free(vm);
 	}
+	if (o == VM_OK || !vm)
+		errbuf_set(&rec->err, o == VM_OK ? EXIT_GUEST : vm_outcome_exit(o), "%s", what);
 	return -1;
 }
 
-int lab_record(const struct lab_record_opts *o, struct lab_recording *rec)
+int record_qemu(const struct backend *b, const struct record_opts *o, struct recording *rec)
 {
+	(void)b;
 	memset(rec, 0, sizeof(*rec));
 	double t0 = now_s();
 	const struct wl_workload *w = o->w;
-	rec->size = o->size;
-	rec->base = img_base_ensure(o->fs, o->size, o->mkfs_opts);
-	rec->overlay = xasprintf("%s/%s.qcow2", o->workdir, o->fs);
-	rec->log_path = xasprintf("%s/%s.log", o->workdir, o->fs);
 	rec->res = xcalloc(w->n ? w->n : 1, sizeof(*rec->res));
-	struct sbuf oerr = SBUF_INIT;
-	if (lab_overlay_create(rec->base, rec->overlay, &oerr) < 0) {
-		snprintf(rec->error, sizeof(rec->error), "%s", oerr.buf);
-		sbuf_free(&oerr);
-		rec->outcome = LAB_QEMU_FAILED;
+	rec->log_path = xasprintf("%s/%s.log", o->workdir, o->fs);
+	rec->base = img_base_ensure(o->fs, o->size, o->mkfs_opts, &rec->err);
+	if (!rec->base) {
+		rec->outcome = VM_OK;
+		return -1;
+	}
+	rec->overlay = xasprintf("%s/%s.qcow2", o->workdir, o->fs);
+	if (vm_overlay_create(rec->base, rec->overlay, &rec->err) < 0) {
+		rec->outcome = VM_QEMU_FAILED;
 		return -1;
 	}
 	int lfd = open(rec->log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (lfd < 0)
-		return fail(rec, NULL, LAB_QEMU_FAILED, "cannot create '%s': %s", rec->log_path, errno_advice(errno));
+	if (lfd < 0) {
+		rec->outcome = VM_OK;
+		return errbuf_errno(&rec->err, errno, "cannot create '%s'", rec->log_path);
+	}
 	close(lfd);
 
-	struct lab_vm_config cfg = *o->guest;
+	struct vm_config cfg = *o->guest;
 	memset(&cfg.drives, 0, sizeof(cfg.drives));
 	strvec_pushf(&cfg.drives,
 		     "driver=blklogwrites,file.driver=qcow2,file.file.driver=file,file.file.filename=%s,"
 		     "file.cache.no-flush=on,log.driver=file,log.filename=%s,log.cache.no-flush=on",
 		     rec->overlay, rec->log_path);
-	struct lab_vm vm;
-	enum lab_outcome out = lab_vm_start(&vm, &cfg);
+	struct vm vm;
+	enum vm_outcome out = vm_start(&vm, &cfg);
 	rec->qemu_cmdline = strvec_join_quoted(&vm.argv);
 	strvec_free(&cfg.drives);
-	if (out != LAB_OK)
+	if (out != VM_OK)
 		return fail(rec, &vm, out, "the recording guest did not start");
 
 	/* Mount the file system under test. */
@@ -146,9 +111,9 @@ int lab_record(const struct lab_record_opts *o, struct lab_recording *rec)
 				    o->mount_opts && *o->mount_opts ? o->mount_opts : "");
 	char *argv[] = { "sh", "-c", mount_cmd, NULL };
 	int status = -1;
-	out = lab_vm_run(&vm, argv, &sb, 0, &status);
+	out = vm_run(&vm, argv, &sb, 0, &status);
 	free(mount_cmd);
-	if (out != LAB_OK) {
+	if (out != VM_OK) {
 		sbuf_free(&sb);
 		return fail(rec, &vm, out, "the guest failed while mounting");
 	}
@@ -156,16 +121,16 @@ int lab_record(const struct lab_record_opts *o, struct lab_recording *rec)
 		char msg[400];
 		snprintf(msg, sizeof(msg), "%.*s", (int)strcspn(sb.buf, "\n"), sb.buf);
 		sbuf_free(&sb);
-		return fail(rec, &vm, LAB_OK, "cannot mount %s in the recording guest: %s", o->fs, msg);
+		return fail(rec, &vm, VM_OK, "cannot mount %s in the recording guest: %s", o->fs, msg);
 	}
 
 	/* The workload session. */
 	char *sess = xasprintf("dir=/mnt/test\nfbarrier=%ld\nfdatabarrier=%ld\n", o->nr_fbarrier,
 			       o->nr_fdatabarrier);
 	uint8_t type = 0;
-	out = lab_vm_request(&vm, LAB_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
+	out = vm_request(&vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
 	free(sess);
-	if (out != LAB_OK || type != LAB_MSG_RESULT) {
+	if (out != VM_OK || type != PROTO_MSG_RESULT) {
 		sbuf_free(&sb);
 		return fail(rec, &vm, out, "the agent refused the workload session");
 	}
@@ -179,17 +144,17 @@ int lab_record(const struct lab_record_opts *o, struct lab_recording *rec)
 		wl_format(op, line, sizeof(line));
 		if (o->progress)
 			o->progress(o->ctx, i, w->n + 1, line);
-		out = lab_vm_request(&vm, LAB_MSG_OP, (uint16_t)op->section, (uint32_t)op->id, line,
+		out = vm_request(&vm, PROTO_MSG_OP, (uint16_t)op->section, (uint32_t)op->id, line,
 				     (uint32_t)strlen(line), 0, &type, &sb);
-		if (out != LAB_OK) {
+		if (out != VM_OK) {
 			sbuf_free(&sb);
 			return fail(rec, &vm, out, "the guest failed during op '%s'", line);
 		}
-		if (type != LAB_MSG_RESULT) {
+		if (type != PROTO_MSG_RESULT) {
 			char msg[600];
 			snprintf(msg, sizeof(msg), "the agent could not run op '%s': %.*s", line, (int)sb.len, sb.buf);
 			sbuf_free(&sb);
-			return fail(rec, &vm, LAB_OK, "%s", msg);
+			return fail(rec, &vm, VM_OK, "%s", msg);
 		}
 		int64_t pos = 0;
 		read_committed(rec->log_path, &pos);
@@ -197,20 +162,26 @@ int lab_record(const struct lab_record_opts *o, struct lab_recording *rec)
 			rec->setup_end = pos;
 			continue;
 		}
-		struct lab_op_result *r = &rec->res[i < w->nsetup ? i : i - 1];
-		parse_result(sb.buf, r);
+		struct op_result *r = &rec->res[i < w->nsetup ? i : i - 1];
+		if (proto_result_parse(sb.buf, sb.len, r) < 0) {
+			char msg[600];
+			snprintf(msg, sizeof(msg), "the agent's result of op '%s' is malformed: %.*s", line,
+				 (int)(sb.len > 200 ? 200 : sb.len), sb.buf);
+			sbuf_free(&sb);
+			return fail(rec, &vm, VM_OK, "%s", msg);
+		}
 		r->log_pos = pos;
 	}
 	sbuf_free(&sb);
 	/* The power cut. */
-	lab_vm_kill(&vm);
-	lab_vm_free(&vm);
-	rec->outcome = LAB_OK;
+	vm_kill(&vm);
+	vm_free(&vm);
+	rec->outcome = VM_OK;
 	rec->ms = (now_s() - t0) * 1000;
 	return 0;
 }
 
-void lab_recording_free(struct lab_recording *rec)
+void recording_free(struct recording *rec)
 {
 	free(rec->overlay);
 	free(rec->log_path);

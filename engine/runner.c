@@ -1,7 +1,21 @@
 /*
- * runner.c - the core loop for one file system (see runner.h): where a
- * recording becomes crash states, each state is checked, and the result is
- * stored.
+ * runner.c - the run loop (see runner.h).
+ *
+ * Method. A fs run is stored in three steps, so that a reader always sees
+ * something consistent: fsrun_begin when it starts (outcome "running"),
+ * one state at a time as each is checked and judged, and fsrun_end when
+ * it is over, with everything that is known only then (the recording, the
+ * log summary, the op results, the models, the outcome). The judge
+ * simulates the workload once, with the guest's op results, and then
+ * judges each state right after it is checked; nothing here reaches the
+ * store except through the sink.
+ *
+ * A state that takes the checker guest down (a panic or a hang while
+ * mounting, capturing or unmounting it) is a finding about that state: it
+ * is handed on as a state that did not mount, with the guest's last words
+ * and its console log, judged as such (U1 broken), and checking goes on in
+ * a fresh guest. Two such states in a row mean the guest itself is the
+ * problem: the fs run ends with the guest's outcome.
  */
 #include "engine/runner.h"
 
@@ -12,16 +26,25 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/checker.h"
-#include "judge/judge.h"
-#include "host/progress.h"
-#include "engine/record.h"
+#include "core/hmap.h"
 #include "core/wlog.h"
+#include "host/msg.h"
+#include "host/progress.h"
+#include "judge/judge.h"
 
+static char *dupz(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static void set_str(char **field, const char *value)
+{
+	free(*field);
+	*field = dupz(value);
+}
 
 struct rec_progress {
 	struct progress *bar;
-	const char *fs;
 };
 
 static void rec_progress_cb(void *ctx, size_t done, size_t total, const char *what)
@@ -32,289 +55,311 @@ static void rec_progress_cb(void *ctx, size_t done, size_t total, const char *wh
 	progress_update(rp->bar, done, step);
 }
 
-/* Record and check one file system; fills sum. Returns an exit code for a guest failure, else 0. */
-void lab_workload_load(const char *file, struct sbuf *text, struct wl_workload *w)
+/* The distinct observed trees of a fs run, by their hash. */
+struct trees {
+	struct strvec hashes;
+	struct hmap map;
+};
+
+static int same_hash(const void *key, size_t idx, void *ctx)
 {
-	if (read_file(file, text) < 0)
-		die_code(errno == ENOENT ? EXIT_NOINPUT : EXIT_DATAERR, "cannot read workload '%s': %s", file,
-			 errno_advice(errno));
-	char err[512];
-	if (wl_parse(file, text->buf, w, err, sizeof(err)) < 0)
-		die_code(EXIT_DATAERR, "%s", err);
+	return !strcmp(key, ((const struct trees *)ctx)->hashes.v[idx]);
 }
 
-int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *mkfs_opts,
-	       const char *mount_opts, const struct lab_run_params *p, struct lab_fs_summary *sum)
+static void trees_add(struct trees *t, const char *hash)
 {
-	const struct wl_workload *w = p->w;
-	const struct lab_vm_config *guest = p->guest;
-	long long size = p->size;
-	const char *workdir = p->workdir;
-	double t0 = now_s();
-	sum->fs = fs;
-	long nr_fb, nr_fdb;
-	lab_barrier_syscalls(&nr_fb, &nr_fdb);
+	uint64_t h = fnv1a64(hash, strlen(hash));
+	if (hmap_get(&t->map, h, same_hash, hash, t) != HMAP_NONE)
+		return;
+	hmap_put(&t->map, h, t->hashes.n);
+	strvec_push(&t->hashes, hash);
+}
 
-	struct crashdb_fsrun fr = {
-		.run_id = run_id, .fs = fs, .mkfs_opts = mkfs_opts ? mkfs_opts : "",
-		.mount_opts = mount_opts ? mount_opts : "", .image_size = size, .outcome = "running",
-	};
-	if (crashdb_fsrun_insert(db, &fr) < 0)
-		die("%s", crashdb_error(db));
+/* Everything one fs run's loop shares. */
+struct fsloop {
+	const struct run_params *p;
+	const struct fs_params *f;
+	const struct sink *sink;
+	struct fsrun fr;
+	struct fs_summary *sum;
+	struct judge_run jr;
+	struct trees trees;
+};
 
+/* Judge a checked state, count it, and hand it to the sink. */
+static int finish_state(struct fsloop *L, struct state_result *st, struct errbuf *e)
+{
+	struct fs_summary *sum = L->sum;
+	judge_state(&L->jr, &st->check, st->point, &st->judge);
+	st->n_nodes = (int64_t)st->check.n_nodes;
+	if (st->judge.judged) {
+		sum->judged++;
+		sum->unexplained += st->check.mount_ok && !st->judge.explained;
+		for (int m = 0; m <= MODEL_COUNT; m++)
+			for (int k = 0; k < V_COUNT; k++)
+				sum->verdicts[m][k] += st->judge.count[m][k];
+	}
+	sum->states++;
+	sum->mount_fail += !st->check.mount_ok;
+	sum->fsck_fail += !st->check.fsck_clean;
+	if (st->check.mount_ok)
+		trees_add(&L->trees, st->check.tree_hash);
+	if (L->sink->state && L->sink->state(L->sink->ctx, &L->fr, st, e) < 0)
+		return -1;
+	return 0;
+}
+
+/* The highest [run] op completed at point. */
+static int last_completed(const struct fsrun *fr, uint64_t point)
+{
+	int last = 0;
+	for (size_t k = 0; k < fr->ops.n; k++)
+		if (fr->ops.ops[k].section == WL_RUN && fr->res[k].log_pos <= (int64_t)point)
+			last = fr->ops.ops[k].id;
+	return last;
+}
+
+static void fail_fs(struct fsloop *L, const char *outcome, int code, const char *msg)
+{
+	set_str(&L->fr.outcome, outcome);
+	set_str(&L->fr.error, msg);
+	snprintf(L->sum->outcome, sizeof(L->sum->outcome), "%s", outcome);
+	snprintf(L->sum->error, sizeof(L->sum->error), "%s", msg);
+	L->sum->exit_code = code;
+}
+
+/*
+ * Check every state in checker guests, judging and storing each. 0, or -1
+ * when the sink failed (e set); a guest or checker failure ends the fs run
+ * through fail_fs.
+ */
+static int check_states(struct fsloop *L, const struct crash_state *states, size_t nstates, struct errbuf *e)
+{
+	const struct run_params *p = L->p;
+	const struct backend *b = p->backend;
+	const char *fs = L->f->fs;
 	char title[64];
-	snprintf(title, sizeof(title), "%s: recording", fs);
-	struct rec_progress rp = { progress_start(title, w->n + 1), fs };
-	struct lab_record_opts ro = {
-		.fs = fs, .mkfs_opts = mkfs_opts, .mount_opts = mount_opts, .size = size, .w = w,
-		.guest = guest, .nr_fbarrier = nr_fb, .nr_fdatabarrier = nr_fdb, .workdir = workdir,
-		.progress = rec_progress_cb, .ctx = &rp,
-	};
-	struct lab_recording rec;
-	int r = lab_record(&ro, &rec);
-	progress_done(rp.bar, NULL);
-	fr.base_image = rec.base;
-	fr.log_path = rec.log_path;
-	fr.qemu_cmdline = rec.qemu_cmdline;
-	fr.record_ms = rec.ms;
-	fr.setup_end = rec.setup_end;
-
-	/* The ops, with their results and log positions. */
-	struct crashdb_op *ops = xcalloc(w->n ? w->n : 1, sizeof(*ops));
-	char (*texts)[512] = xcalloc(w->n ? w->n : 1, sizeof(*texts));
-	for (size_t i = 0; i < w->n; i++) {
-		wl_format(&w->ops[i], texts[i], sizeof(texts[i]));
-		ops[i] = (struct crashdb_op){
-			.op_id = w->ops[i].id, .section = w->ops[i].section, .text = texts[i],
-			.line = w->ops[i].line, .ret = rec.res[i].ret, .err = rec.res[i].err,
-			.ino = rec.res[i].ino, .ino2 = rec.res[i].ino2, .log_pos = rec.res[i].log_pos,
-			.ms = rec.res[i].ms,
-		};
-	}
-	if (r == 0 && crashdb_ops_insert(db, fr.id, ops, w->n) < 0)
-		die("%s", crashdb_error(db));
-
-	/* The judge: simulate once with the guest's results; each state is judged right after it is checked. */
-	struct lab_judge_run jr;
-	int judging = r == 0;
-	if (judging) {
-		struct sim_guest *g = xcalloc(w->n ? w->n : 1, sizeof(*g));
-		for (size_t i = 0; i < w->n; i++)
-			g[i] = (struct sim_guest){ .ret = rec.res[i].ret, .err = rec.res[i].err, .ino = rec.res[i].ino,
-						   .ino2 = rec.res[i].ino2, .log_pos = rec.res[i].log_pos };
-		lab_judge_run_init(&jr, w, g);
-		free(g);
-		char perr[256];
-		if (lab_models_select(p->models, fs, w, &sum->models, perr, sizeof(perr)) < 0)
-			sum->models = 0;
-		char *names = lab_models_join(sum->models);
-		if (!jr.ok)
-			warning("%s: the judge cannot simulate the workload: %s", fs, jr.err);
-		if (jr.notes) {
-			warning("%s: the simulator and the guest disagree: %s", fs, jr.notes);
-			sum->sim_notes = xstrdup(jr.notes);
-		}
-		if (crashdb_fsrun_judge_info(db, fr.id, names, jr.notes) < 0)
-			die("%s", crashdb_error(db));
-		free(names);
-	}
-
-	int rc = 0;
-	if (r < 0) {
-		fr.outcome = rec.outcome == LAB_OK ? "error" : lab_outcome_name(rec.outcome);
-		fr.error = rec.error;
-		snprintf(sum->error, sizeof(sum->error), "%s", rec.error);
-		sum->outcome = fr.outcome;
-		rc = rec.outcome == LAB_OK ? EXIT_GUEST : lab_outcome_exit(rec.outcome);
-		crashdb_fsrun_update(db, &fr);
-		goto out;
-	}
-
-	/* The log and its crash states. */
-	int lfd = open(rec.log_path, O_RDONLY | O_CLOEXEC);
-	struct wlog log;
-	char err[256];
-	if (lfd < 0 || wlog_open(&log, lfd, err, sizeof(err)) < 0) {
-		if (lfd < 0)
-			snprintf(err, sizeof(err), "%s", errno_advice(errno));
-		snprintf(sum->error, sizeof(sum->error), "write log '%s': %s", rec.log_path, err);
-		fr.outcome = sum->outcome = "error";
-		fr.error = sum->error;
-		crashdb_fsrun_update(db, &fr);
-		rc = EXIT_DATAERR;
-		goto out;
-	}
-	struct wlog_counts ls;
-	wlog_count(&log, 0, log.n, &ls);
-	fr.log_entries = (int64_t)log.n;
-	fr.log_committed = (int64_t)log.committed;
-	fr.log_flushes = (int64_t)ls.flushes;
-	fr.log_writes = (int64_t)ls.writes;
-	fr.log_discards = (int64_t)ls.discards;
-	fr.log_bytes = (int64_t)ls.bytes_written;
-	fr.log_truncated = log.dropped;
-	struct lab_crash_state *states = NULL;
-	size_t nstates = 0;
-	if (lab_states_enumerate(&log, (uint64_t)rec.setup_end, p->mode, p->seed, p->max_states, p->torn, &states, &nstates,
-				 err, sizeof(err)) < 0) {
-		snprintf(sum->error, sizeof(sum->error), "crash states: %s", err);
-		fr.outcome = sum->outcome = "error";
-		fr.error = sum->error;
-		crashdb_fsrun_update(db, &fr);
-		rc = EXIT_DATAERR;
-		wlog_close(&log);
-		close(lfd);
-		goto out;
-	}
-
 	snprintf(title, sizeof(title), "%s: checking", fs);
 	struct progress *bar = progress_start(title, nstates);
-	struct lab_checker ck;
-	enum lab_outcome o = lab_checker_start(&ck, guest, fs, rec.base, rec.log_path, mount_opts);
-	struct strvec hashes = STRVEC_INIT;
+	struct checker_opts co = { p->guest, fs, L->fr.base_image, L->fr.log_path, L->f->mount_opts };
+	struct checker *ck = NULL;
+	struct errbuf ce;
+	errbuf_clear(&ce);
+	enum vm_outcome o = b->checker_start(b, &co, &ck, &ce);
 	int guest_failures = 0; /* consecutive states that took the checker guest down */
-	for (size_t i = 0; i < nstates && o == LAB_OK; i++) {
-		struct lab_crash_state *cs = &states[i];
+	int r = 0;
+	for (size_t i = 0; i < nstates && o == VM_OK && r == 0; i++) {
+		const struct crash_state *cs = &states[i];
 		char step[96];
 		snprintf(step, sizeof(step), "state %zu/%zu (%s)", i + 1, nstates, cs->kind);
 		progress_update(bar, i, step);
-		struct lab_state_report rep;
-		char cerr[512];
-		int last = 0;
-		for (size_t k = 0; k < w->n; k++)
-			if (w->ops[k].section == WL_RUN && rec.res[k].log_pos <= (int64_t)cs->point)
-				last = w->ops[k].id;
-		o = lab_checker_state(&ck, cs->text, &rep, cerr, sizeof(cerr));
-		if (o != LAB_OK && guest_failures < 2) {
-			/* The state itself took the guest down (a panic while mounting
-			 * it, a recovery that never ends): that is a finding about the
+		struct state_result st = { .idx = cs->idx, .kind = xstrdup(cs->kind), .spec = xstrdup(cs->text),
+					   .point = (int64_t)cs->point,
+					   .last_completed_op = last_completed(&L->fr, cs->point) };
+		o = b->check(ck, cs->text, &st.check, &ce);
+		if (o != VM_OK && guest_failures < 2) {
+			/* The state itself took the guest down: a finding about the
 			 * state, stored as a failed mount; a fresh guest goes on. */
-			char why[300], *log = xasprintf("%s/%s-state%d-console.log", workdir, fs, cs->idx);
-			lab_vm_describe(&ck.vm, o, why, sizeof(why));
-			lab_vm_kill(&ck.vm);
-			lab_vm_save_console(&ck.vm, log);
-			warning("%s: crash state %d: %s; console log '%s'", fs, cs->idx, why, log);
-			char *msg = xasprintf("checker guest: %s (console log '%s')", why, log);
-			struct crashdb_state st = {
-				.idx = cs->idx, .kind = cs->kind, .spec = cs->text, .point = (int64_t)cs->point,
-				.last_completed_op = last, .mount_ok = 0, .mount_msg = msg, .fsck_status = -1, .fsck_clean = 0,
-				.fsck_output = "", .tree_hash = "",
-			};
-			if (crashdb_state_insert(db, fr.id, &st, NULL, 0) < 0)
-				die("%s", crashdb_error(db));
-			/* Judged as a state that does not mount (U1 broken): a kernel that
-			 * panics or hangs on a crash image is the finding, whichever of
-			 * mount, capture or unmount set it off; the message says which. */
-			if (judging) {
-				struct lab_judge_state js = { .mount_ok = 0, .fsck_status = -1, .point = (int64_t)cs->point };
-				struct lab_judgement jd;
-				lab_judge_state(&jr, &js, &jd);
-				if (lab_judge_store(db, st.id, &jd) < 0)
-					die("%s", crashdb_error(db));
-				if (jd.judged) {
-					sum->judged++;
-					for (int m = 0; m <= LAB_M_COUNT; m++)
-						for (int k = 0; k < LAB_V_COUNT; k++)
-							sum->verdicts[m][k] += jd.count[m][k];
-				}
-				lab_judgement_free(&jd);
-			}
-			sum->states++;
-			sum->mount_fail++;
-			sum->fsck_fail++;
-			free(msg);
+			char *log = xasprintf("%s/%s-state%d-console.log", p->workdir, fs, cs->idx);
+			b->checker_stop(ck, 1, log);
+			warning("%s: crash state %d: %s; console log '%s'", fs, cs->idx, ce.msg, log);
+			check_report_free(&st.check);
+			st.check.mount_msg = xasprintf("checker guest: %s (console log '%s')", ce.msg, log);
+			st.check.fsck_status = -1;
+			st.check.fsck_output = xstrdup("");
 			free(log);
-			lab_checker_stop(&ck);
+			r = finish_state(L, &st, e);
+			state_result_free(&st);
 			guest_failures++;
-			o = lab_checker_start(&ck, guest, fs, rec.base, rec.log_path, mount_opts);
+			o = b->checker_start(b, &co, &ck, &ce);
 			continue;
 		}
-		if (o != LAB_OK)
+		if (o != VM_OK) {
+			state_result_free(&st);
 			break;
+		}
 		guest_failures = 0;
-		if (cerr[0]) {
-			progress_abort(bar);
-			bar = NULL;
-			snprintf(sum->error, sizeof(sum->error), "%s", cerr);
-			lab_state_report_free(&rep);
-			o = LAB_LOST;
+		if (ce.code) {
+			/* The checker refused the state: the fs run cannot go on. */
+			state_result_free(&st);
+			fail_fs(L, "error", EXIT_GUEST, ce.msg);
 			break;
 		}
-		struct crashdb_state st = {
-			.idx = cs->idx, .kind = cs->kind, .spec = cs->text, .point = (int64_t)cs->point,
-			.last_completed_op = last, .mount_ok = rep.mount_ok,
-			.mount_msg = rep.mount_msg ? rep.mount_msg : "", .fsck_status = rep.fsck_status,
-			.fsck_clean = rep.fsck_clean, .fsck_output = rep.fsck_output ? rep.fsck_output : "",
-			.tree_hash = rep.mount_ok ? rep.tree_hash : "", .ms_replay = rep.ms_replay,
-			.ms_mount = rep.ms_mount, .ms_capture = rep.ms_capture, .ms_fsck = rep.ms_fsck,
-			.ms_other = rep.ms_host - rep.ms_replay - rep.ms_mount - rep.ms_capture - rep.ms_fsck,
-		};
-		if (crashdb_state_insert(db, fr.id, &st, rep.nodes, rep.n_nodes) < 0)
-			die("%s", crashdb_error(db));
-		if (judging) {
-			struct lab_judge_state js = {
-				.mount_ok = rep.mount_ok, .fsck_status = rep.fsck_status, .fsck_clean = rep.fsck_clean,
-				.fsck_output = rep.fsck_output, .point = (int64_t)cs->point, .nodes = rep.nodes,
-				.n = rep.n_nodes,
-			};
-			struct lab_judgement jd;
-			lab_judge_state(&jr, &js, &jd);
-			if (lab_judge_store(db, st.id, &jd) < 0)
-				die("%s", crashdb_error(db));
-			if (jd.judged) {
-				sum->judged++;
-				sum->unexplained += rep.mount_ok && !jd.explained;
-				for (int m = 0; m <= LAB_M_COUNT; m++)
-					for (int k = 0; k < LAB_V_COUNT; k++)
-						sum->verdicts[m][k] += jd.count[m][k];
-			}
-			lab_judgement_free(&jd);
-		}
-		sum->states++;
-		sum->mount_fail += !rep.mount_ok;
-		sum->fsck_fail += !rep.fsck_clean;
-		if (rep.mount_ok) {
-			bool seen = false;
-			for (size_t h = 0; h < hashes.n && !seen; h++)
-				seen = !strcmp(hashes.v[h], rep.tree_hash);
-			if (!seen)
-				strvec_push(&hashes, rep.tree_hash);
-		}
-		lab_state_report_free(&rep);
+		r = finish_state(L, &st, e);
+		state_result_free(&st);
+	}
+	if (o != VM_OK) {
+		progress_abort(bar);
+		bar = NULL;
+		b->checker_stop(ck, 1, NULL);
+		char *msg = xasprintf("checker guest: %s", ce.msg);
+		fail_fs(L, vm_outcome_name(o), vm_outcome_exit(o), msg);
+		free(msg);
+	} else {
+		b->checker_stop(ck, 0, NULL);
 	}
 	if (bar)
 		progress_done(bar, NULL);
-	sum->distinct = hashes.n;
-	strvec_free(&hashes);
-	if (o != LAB_OK) {
-		lab_vm_kill(&ck.vm);
-		rc = lab_vm_report(&ck.vm, o);
-		snprintf(sum->error, sizeof(sum->error), "checker guest: %s", lab_outcome_name(o));
-		fr.outcome = sum->outcome = lab_outcome_name(o);
-		fr.error = sum->error;
-	} else if (sum->error[0]) {
-		fr.outcome = sum->outcome = "error";
-		fr.error = sum->error;
-		rc = EXIT_GUEST;
-	} else {
-		fr.outcome = sum->outcome = "ok";
+	return r;
+}
+
+/* The recording's write log: its summary and its crash states. 0, or the exit code of a failure (fail_fs done). */
+static int read_log(struct fsloop *L, struct crash_state **states, size_t *nstates)
+{
+	const struct run_params *p = L->p;
+	struct errbuf le;
+	int lfd = open(L->fr.log_path, O_RDONLY | O_CLOEXEC);
+	struct wlog log;
+	if (lfd < 0) {
+		errbuf_errno(&le, errno, "cannot open the write log '%s'", L->fr.log_path);
+		fail_fs(L, "error", EXIT_DATAERR, le.msg);
+		return EXIT_DATAERR;
 	}
-	lab_checker_stop(&ck);
-	fr.check_ms = (now_s() - t0) * 1000 - rec.ms;
-	crashdb_fsrun_update(db, &fr);
-	lab_states_free(states, nstates);
+	if (wlog_open(&log, lfd, &le) < 0) {
+		close(lfd);
+		errbuf_prefix(&le, "write log '%s'", L->fr.log_path);
+		fail_fs(L, "error", EXIT_DATAERR, le.msg);
+		return EXIT_DATAERR;
+	}
+	struct wlog_counts ls;
+	wlog_count(&log, 0, log.n, &ls);
+	L->fr.log = (struct log_summary){ (int64_t)log.n, (int64_t)log.committed, (int64_t)ls.flushes,
+					  (int64_t)ls.writes, (int64_t)ls.discards, (int64_t)ls.bytes_written,
+					  log.dropped };
+	int rc = 0;
+	if (states_enumerate(&log, (uint64_t)L->fr.setup_end, p->mode, p->seed, p->max_states, p->torn, states, nstates,
+			     &le) < 0) {
+		errbuf_prefix(&le, "crash states");
+		fail_fs(L, "error", EXIT_DATAERR, le.msg);
+		rc = EXIT_DATAERR;
+	}
 	wlog_close(&log);
 	close(lfd);
-out:
-	if (judging)
-		lab_judge_run_free(&jr);
-	free(ops);
-	free(texts);
-	/* The overlay is throw-away; the log stays with the run so any state can be rebuilt. */
-	if (rec.overlay)
-		unlink(rec.overlay);
-	lab_recording_free(&rec);
-	sum->ms = (now_s() - t0) * 1000;
 	return rc;
 }
 
+int runner_fs(const struct run_params *p, const struct fs_params *f, const struct run_info *run,
+	      const struct sink *sink, struct fs_summary *sum, struct errbuf *e)
+{
+	double t0 = now_s();
+	const struct wl_workload *w = p->w;
+	struct fsloop L = { .p = p, .f = f, .sink = sink, .sum = sum };
+	memset(sum, 0, sizeof(*sum));
+	snprintf(sum->fs, sizeof(sum->fs), "%s", f->fs);
+	struct fsrun *fr = &L.fr;
+	fr->run_id = run ? run->id : 0;
+	fr->fs = xstrdup(f->fs);
+	fr->mkfs_opts = xstrdup(f->mkfs_opts ? f->mkfs_opts : "");
+	fr->mount_opts = xstrdup(f->mount_opts ? f->mount_opts : "");
+	fr->image_size = p->size;
+	fr->outcome = xstrdup("running");
+	wl_copy(&fr->ops, w);
+	if (sink->fsrun_begin && sink->fsrun_begin(sink->ctx, fr, e) < 0) {
+		fsrun_free(fr);
+		return -1;
+	}
+
+	char title[64];
+	snprintf(title, sizeof(title), "%s: recording", f->fs);
+	struct rec_progress rp = { progress_start(title, w->n + 1) };
+	struct record_opts ro = {
+		.fs = f->fs, .mkfs_opts = f->mkfs_opts, .mount_opts = f->mount_opts, .size = p->size, .w = w,
+		.guest = p->guest, .nr_fbarrier = p->nr_fbarrier, .nr_fdatabarrier = p->nr_fdatabarrier,
+		.workdir = p->workdir, .progress = rec_progress_cb, .ctx = &rp,
+	};
+	struct recording rec;
+	int recorded = p->backend->record(p->backend, &ro, &rec) == 0;
+	if (recorded)
+		progress_done(rp.bar, NULL);
+	else
+		progress_abort(rp.bar);
+	set_str(&fr->base_image, rec.base);
+	set_str(&fr->log_path, rec.log_path);
+	set_str(&fr->qemu_cmdline, rec.qemu_cmdline);
+	fr->record_ms = rec.ms;
+	fr->setup_end = rec.setup_end;
+
+	int rc = 0, judging = 0, r = 0;
+	struct crash_state *states = NULL;
+	size_t nstates = 0;
+	if (!recorded) {
+		int code = rec.err.code ? rec.err.code : EXIT_GUEST;
+		fail_fs(&L, rec.outcome == VM_OK ? "error" : vm_outcome_name(rec.outcome), code, rec.err.msg);
+		rc = code;
+		goto end;
+	}
+	fr->res = xcalloc(w->n ? w->n : 1, sizeof(*fr->res));
+	if (w->n)
+		memcpy(fr->res, rec.res, w->n * sizeof(*rec.res));
+
+	/* The judge: simulate once with the guest's results. */
+	judge_run_init(&L.jr, w, fr->res);
+	judging = 1;
+	struct errbuf me;
+	if (models_select(p->models, f->fs, w, &sum->models, &me) < 0)
+		sum->models = 0;
+	fr->models = models_join(sum->models);
+	if (!L.jr.ok)
+		warning("%s: the judge cannot simulate the workload: %s", f->fs, L.jr.err.msg);
+	if (L.jr.notes) {
+		warning("%s: the simulator and the guest disagree: %s", f->fs, L.jr.notes);
+		fr->sim_notes = xstrdup(L.jr.notes);
+	}
+
+	rc = read_log(&L, &states, &nstates);
+	if (rc)
+		goto end;
+	r = check_states(&L, states, nstates, e);
+	rc = sum->exit_code;
+	if (!rc)
+		set_str(&fr->outcome, "ok");
+	snprintf(sum->outcome, sizeof(sum->outcome), "%s", fr->outcome);
+	fr->check_ms = (now_s() - t0) * 1000 - rec.ms;
+end:
+	sum->distinct = L.trees.hashes.n;
+	if (r == 0 && sink->fsrun_end && sink->fsrun_end(sink->ctx, fr, e) < 0)
+		r = -1;
+	states_free(states, nstates);
+	if (judging)
+		judge_run_free(&L.jr);
+	/* The overlay is throw-away; the log stays with the run so any state can be rebuilt. */
+	if (rec.overlay)
+		unlink(rec.overlay);
+	recording_free(&rec);
+	strvec_free(&L.trees.hashes);
+	hmap_free(&L.trees.map);
+	fsrun_free(fr);
+	sum->ms = (now_s() - t0) * 1000;
+	return r < 0 ? -1 : rc;
+}
+
+int runner_run(const struct run_params *p, const struct fs_params *fss, size_t n, struct run_info *run,
+	       const struct sink *sink, struct fs_summary *sums, struct errbuf *e)
+{
+	if (sink->run_begin && sink->run_begin(sink->ctx, run, e) < 0)
+		return -1;
+	int rc = 0;
+	for (size_t i = 0; i < n; i++) {
+		int r = runner_fs(p, &fss[i], run, sink, &sums[i], e);
+		if (r < 0)
+			return -1;
+		if (r && !rc)
+			rc = r;
+	}
+	/* A promise broken under a selected model, or a universal rule broken: exit 1. */
+	int finding = 0;
+	for (size_t i = 0; i < n; i++) {
+		finding |= sums[i].verdicts[MODEL_UNIVERSAL][V_BROKEN] > 0;
+		for (int m = 0; m < MODEL_COUNT; m++)
+			if (sums[i].models & (1u << m))
+				finding |= sums[i].verdicts[m][V_LOST] > 0;
+	}
+	if (!rc && finding)
+		rc = EXIT_FINDING;
+	set_str(&run->status, rc == EXIT_FINDING ? "findings" : rc ? "failed" : "ok");
+	run->has_exit = 1;
+	run->exit_code = rc;
+	if (sink->run_end && sink->run_end(sink->ctx, run, e) < 0)
+		return -1;
+	return rc;
+}

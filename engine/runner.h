@@ -1,50 +1,68 @@
 /*
- * runner.h - the core loop for one file system: record the workload
- * (record.h), enumerate crash states from the write log (states.h), check
- * each state in a checker guest (check.h) and store it in crashdb, one
- * transaction per state. `crashlab run` and `crashlab bench check` drive it.
+ * runner.h - the run loop, where a recording becomes crash states and each
+ * state is checked, judged and handed to the sink:
+ *
+ *     per file system: record (backend) -> the write log (core/wlog.h)
+ *       -> enumerate crash states (engine/states.h)
+ *       -> per state: check (backend) -> judge (judge/judge.h) -> sink->state
+ *
+ * `crashlab run` and `crashlab bench check` drive it; storage is only
+ * ever reached through the sink (engine/sink.h).
  */
-#ifndef CRASHLAB_RUNNER_H
-#define CRASHLAB_RUNNER_H
+#ifndef CRASHLAB_ENGINE_RUNNER_H
+#define CRASHLAB_ENGINE_RUNNER_H
 
-#include "crashdb/crashdb.h"
-#include "judge/models.h"
+#include "engine/backend.h"
+#include "engine/sink.h"
 #include "engine/states.h"
-#include "engine/vm.h"
-#include "core/workload.h"
+#include "judge/models.h"
 
-struct lab_run_params {
+/* What every file system of a run shares. */
+struct run_params {
 	const struct wl_workload *w;
-	const struct lab_vm_config *guest;  /* kernel, initrd, accel */
+	const struct vm_config *guest;      /* kernel, initrd, accel */
+	const struct backend *backend;      /* who runs the guests */
 	long long size;                     /* test disk size */
-	enum lab_crash_mode mode;
+	enum crash_mode mode;
 	uint64_t seed;
 	size_t max_states;                  /* 0 = the default cap */
 	int torn;
 	const char *workdir;                /* overlays (removed) and write logs (kept) */
-	const char *models;                 /* --model list (NULL: the default per fs, models.h) */
+	const char *models;                 /* --model list (NULL: the default per fs, judge/models.h) */
+	long nr_fbarrier, nr_fdatabarrier;  /* the barrier calls' syscall numbers, -1 when none */
+};
+
+/* One file system of a run. */
+struct fs_params {
+	const char *fs;
+	const char *mkfs_opts;              /* NULL = defaults */
+	const char *mount_opts;             /* NULL = defaults */
 };
 
 /* What the run table shows for one file system. */
-struct lab_fs_summary {
-	const char *fs;
+struct fs_summary {
+	char fs[16];
 	size_t states, mount_fail, fsck_fail, distinct;
-	const char *outcome;
-	char error[1024];
+	char outcome[32];                   /* as stored: ok, panic, error, ... */
+	char error[1024];                   /* the first line of what went wrong, or "" */
+	int exit_code;                      /* the failure's exit code, 0 when none */
 	double ms;
 	unsigned models;                    /* the models selected for this fs (bit set) */
-	size_t verdicts[LAB_M_COUNT + 1][LAB_V_COUNT]; /* verdict counts per model (and universal) */
+	size_t verdicts[MODEL_COUNT + 1][V_COUNT]; /* verdict counts per model (and universal) */
 	size_t judged, unexplained;         /* states judged; states no set of ops explains */
-	char *sim_notes;                    /* simulator/guest disagreements, or NULL (malloc'd) */
 };
 
-/* Read and parse a workload file into text and w; a missing file dies
- * with 66, a parse error with 65 and its file:line:col message. */
-void lab_workload_load(const char *file, struct sbuf *text, struct wl_workload *w);
+/* One file system: record, enumerate, check, judge and hand every state to
+ * the sink. 0, or the exit code of a guest or input failure (the fs run is
+ * stored with its outcome and sum says why); -1 with e when the sink failed. */
+int runner_fs(const struct run_params *p, const struct fs_params *f, const struct run_info *run,
+	      const struct sink *sink, struct fs_summary *sum, struct errbuf *e);
 
-/* Record, enumerate, check and store one file system. Returns 0, or the
- * exit code of a guest failure (the fs run is stored with its outcome). */
-int lab_run_fs(struct crashdb *db, int64_t run_id, const char *fs, const char *mkfs_opts,
-	       const char *mount_opts, const struct lab_run_params *p, struct lab_fs_summary *sum);
+/* The whole run: run_begin, every file system in order, run_end with the
+ * status and exit code set. Returns the run's exit code (README "Exit
+ * codes": 1 when a selected model has a LOST or a universal rule is
+ * broken), or -1 with e when the sink failed. */
+int runner_run(const struct run_params *p, const struct fs_params *fss, size_t n, struct run_info *run,
+	       const struct sink *sink, struct fs_summary *sums, struct errbuf *e);
 
 #endif

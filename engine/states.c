@@ -46,22 +46,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/util.h"
+#include "core/hmap.h"
+#include "core/util.h"
 
 static const char *const mode_names[] = { "flush", "write", "reorder" };
 
-int lab_crash_mode_parse(const char *name, enum lab_crash_mode *mode)
+int crash_mode_parse(const char *name, enum crash_mode *mode)
 {
 	for (int i = 0; i < 3; i++) {
 		if (!strcmp(name, mode_names[i])) {
-			*mode = (enum lab_crash_mode)i;
+			*mode = (enum crash_mode)i;
 			return 0;
 		}
 	}
 	return -1;
 }
 
-const char *lab_crash_mode_name(enum lab_crash_mode mode)
+const char *crash_mode_name(enum crash_mode mode)
 {
 	return (unsigned)mode < 3 ? mode_names[mode] : "unknown";
 }
@@ -108,55 +109,16 @@ static double rng_unit(struct rng *r)
 
 static uint64_t hash_bytes(const void *p, size_t n)
 {
-	const unsigned char *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return mix64(h);
+	return mix64(fnv1a64(p, n));
 }
 
-/* ---- a set of 64-bit hashes (open addressing; 0 marks an empty slot) ---- */
-
-struct hset {
-	uint64_t *v;
-	size_t cap, n;
-};
-
-/* 1 if h was added, 0 if it was there. */
-static int hset_add(struct hset *s, uint64_t h)
+/* A set of mask hashes: equal hash, same mask (64 bits of a random subset's bits). */
+static int seen_add(struct hmap *seen, uint64_t h)
 {
-	if (!h)
-		h = 1;
-	if ((s->n + 1) * 2 > s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 64;
-		uint64_t *v = xcalloc(cap, sizeof(*v));
-		for (size_t i = 0; i < s->cap; i++) {
-			if (!s->v[i])
-				continue;
-			size_t j = s->v[i] & (cap - 1);
-			while (v[j])
-				j = (j + 1) & (cap - 1);
-			v[j] = s->v[i];
-		}
-		free(s->v);
-		s->v = v;
-		s->cap = cap;
-	}
-	size_t j = h & (s->cap - 1);
-	while (s->v[j]) {
-		if (s->v[j] == h)
-			return 0;
-		j = (j + 1) & (s->cap - 1);
-	}
-	s->v[j] = h;
-	s->n++;
+	if (hmap_get(seen, h, NULL, NULL, NULL) != HMAP_NONE)
+		return 0;
+	hmap_put(seen, h, 0);
 	return 1;
-}
-
-static void hset_free(struct hset *s)
-{
-	free(s->v);
-	memset(s, 0, sizeof(*s));
 }
 
 /* ---- the generator: states with dedup ---- */
@@ -165,12 +127,11 @@ struct gen {
 	const struct wlog *l;
 	uint64_t setup_end;
 	uint64_t seed;
-	struct lab_crash_state *st;
+	struct crash_state *st;
 	size_t n, cap;
 	struct sbuf *keys;       /* keys[i]: the dedup key of st[i] */
-	uint64_t *khash;
-	size_t *table;           /* index + 1 into st, 0 = empty */
-	size_t tcap;
+	size_t keys_cap;
+	struct hmap map;         /* key -> index into st */
 	struct sbuf key;
 };
 
@@ -220,12 +181,10 @@ static void make_key(const struct wlog *l, const struct wlog_spec *s, uint64_t p
 	}
 }
 
-static void table_insert(size_t *table, size_t tcap, uint64_t h, size_t idx)
+static int same_key(const void *key, size_t idx, void *ctx)
 {
-	size_t j = h & (tcap - 1);
-	while (table[j])
-		j = (j + 1) & (tcap - 1);
-	table[j] = idx + 1;
+	const struct sbuf *k = key, *o = &((const struct gen *)ctx)->keys[idx];
+	return k->len == o->len && !memcmp(k->buf, o->buf, k->len);
 }
 
 /* Add a state, taking ownership of spec. 1 if added, 0 if a duplicate. */
@@ -233,34 +192,16 @@ static int emit(struct gen *g, struct wlog_spec *spec, uint64_t point, const cha
 {
 	make_key(g->l, spec, point, &g->key);
 	uint64_t h = hash_bytes(g->key.buf, g->key.len);
-	if (g->tcap) {
-		for (size_t j = h & (g->tcap - 1); g->table[j]; j = (j + 1) & (g->tcap - 1)) {
-			size_t i = g->table[j] - 1;
-			if (g->khash[i] == h && g->keys[i].len == g->key.len &&
-			    !memcmp(g->keys[i].buf, g->key.buf, g->key.len)) {
-				if (!strcmp(kind, "final"))
-					snprintf(g->st[i].kind, sizeof(g->st[i].kind), "%s", kind);
-				wlog_spec_free(spec);
-				return 0;
-			}
-		}
+	size_t dup = hmap_get(&g->map, h, same_key, &g->key, g);
+	if (dup != HMAP_NONE) {
+		if (!strcmp(kind, "final"))
+			snprintf(g->st[dup].kind, sizeof(g->st[dup].kind), "%s", kind);
+		wlog_spec_free(spec);
+		return 0;
 	}
-	if (g->n == g->cap) {
-		g->cap = g->cap ? g->cap * 2 : 64;
-		g->st = xrealloc(g->st, g->cap * sizeof(*g->st));
-		g->keys = xrealloc(g->keys, g->cap * sizeof(*g->keys));
-		g->khash = xrealloc(g->khash, g->cap * sizeof(*g->khash));
-	}
-	if ((g->n + 1) * 2 > g->tcap) {
-		size_t tcap = g->tcap ? g->tcap * 2 : 128;
-		size_t *t = xcalloc(tcap, sizeof(*t));
-		for (size_t i = 0; i < g->n; i++)
-			table_insert(t, tcap, g->khash[i], i);
-		free(g->table);
-		g->table = t;
-		g->tcap = tcap;
-	}
-	struct lab_crash_state *s = &g->st[g->n];
+	ALLOC_GROW(g->st, g->n + 1, g->cap);
+	ALLOC_GROW(g->keys, g->n + 1, g->keys_cap);
+	struct crash_state *s = &g->st[g->n];
 	memset(s, 0, sizeof(*s));
 	s->idx = (int)g->n;
 	s->spec = *spec;
@@ -272,8 +213,7 @@ static int emit(struct gen *g, struct wlog_spec *spec, uint64_t point, const cha
 	struct sbuf k = SBUF_INIT;
 	sbuf_add(&k, g->key.buf, g->key.len);
 	g->keys[g->n] = k;
-	g->khash[g->n] = h;
-	table_insert(g->table, g->tcap, h, g->n);
+	hmap_put(&g->map, h, g->n);
 	g->n++;
 	memset(spec, 0, sizeof(*spec));
 	return 1;
@@ -290,8 +230,7 @@ static void gen_free(struct gen *g)
 	for (size_t i = 0; i < g->n; i++)
 		sbuf_free(&g->keys[i]);
 	free(g->keys);
-	free(g->khash);
-	free(g->table);
+	hmap_free(&g->map);
 	sbuf_free(&g->key);
 }
 
@@ -548,17 +487,17 @@ static void gen_epoch(struct reorder *ro, const struct epoch *e, int torn)
 	}
 
 	struct mask m = { xcalloc(k / 64 + 1, sizeof(uint64_t)), k / 64 + 1 };
-	struct hset seen = { 0 };
+	struct hmap seen = HMAP_INIT;
 	size_t made = 0;
 	/* The empty subset, then the full one. */
 	mask_clear(&m);
-	hset_add(&seen, mask_hash(&m));
+	seen_add(&seen, mask_hash(&m));
 	emit_subset(ro, e, &m);
 	made++;
 	if (made < nsub && k > 0) {
 		for (size_t b = 0; b < k; b++)
 			mask_set(&m, b);
-		hset_add(&seen, mask_hash(&m));
+		seen_add(&seen, mask_hash(&m));
 		emit_subset(ro, e, &m);
 		made++;
 	}
@@ -575,7 +514,7 @@ static void gen_epoch(struct reorder *ro, const struct epoch *e, int torn)
 		size_t tries = 0, limit = 64 * nsub + 1024;
 		while (made < nsub && tries++ < limit) {
 			mask_random(&m, k, &r);
-			if (hset_add(&seen, mask_hash(&m))) {
+			if (seen_add(&seen, mask_hash(&m))) {
 				emit_subset(ro, e, &m);
 				made++;
 			}
@@ -586,14 +525,14 @@ static void gen_epoch(struct reorder *ro, const struct epoch *e, int torn)
 			for (uint64_t step = 0; step < sub && made < nsub; step++, x = (x + 1) & (sub - 1)) {
 				mask_clear(&m);
 				m.w[0] = x;
-				if (hset_add(&seen, mask_hash(&m))) {
+				if (seen_add(&seen, mask_hash(&m))) {
 					emit_subset(ro, e, &m);
 					made++;
 				}
 			}
 		}
 	}
-	hset_free(&seen);
+	hmap_free(&seen);
 
 	if (ntorn) {
 		struct rng r;
@@ -631,7 +570,7 @@ static void gen_epoch(struct reorder *ro, const struct epoch *e, int torn)
 			for (size_t x = 0; x < nsel; x++)
 				if (x == first || rng_below(&r, 8) == 0)
 					tear_entry(l, (size_t)ro->data[e->d0 + sel[x]], &r, &s, &tcap);
-			if (wlog_spec_normalize(&s, NULL, 0) < 0)
+			if (wlog_spec_normalize(&s, NULL) < 0)
 				BUG("torn spec not canonical");
 			done += (size_t)emit(g, &s, e->start, "torn");
 			wlog_spec_free(&s);
@@ -702,32 +641,29 @@ static void gen_reorder(struct gen *g, size_t max, int torn)
 	free(data);
 }
 
-int lab_states_enumerate(const struct wlog *l, uint64_t setup_end, enum lab_crash_mode mode, uint64_t seed,
-			 size_t max_states, int torn, struct lab_crash_state **out, size_t *n, char *err,
-			 size_t errlen)
+int states_enumerate(const struct wlog *l, uint64_t setup_end, enum crash_mode mode, uint64_t seed,
+		     size_t max_states, int torn, struct crash_state **out, size_t *n, struct errbuf *e)
 {
 	*out = NULL;
 	*n = 0;
 	if (setup_end > l->n) {
-		snprintf(err, errlen, "setup ends at entry %llu, beyond the log's %zu entries",
-			 (unsigned long long)setup_end, l->n);
-		return -1;
+		return errbuf_set(e, EXIT_DATAERR, "setup ends at entry %llu, beyond the log's %zu entries",
+				  (unsigned long long)setup_end, l->n);
 	}
-	if ((unsigned)mode > LAB_CRASH_REORDER) {
-		snprintf(err, errlen, "unknown crash mode %d", (int)mode);
-		return -1;
+	if ((unsigned)mode > CRASH_REORDER) {
+		return errbuf_set(e, EXIT_SOFTWARE, "unknown crash mode %d", (int)mode);
 	}
 	if (!max_states)
-		max_states = LAB_STATES_DEFAULT_MAX;
+		max_states = STATES_DEFAULT_MAX;
 	struct gen g = { .l = l, .setup_end = setup_end, .seed = seed, .key = SBUF_INIT };
 	switch (mode) {
-	case LAB_CRASH_FLUSH:
+	case CRASH_FLUSH:
 		gen_flush(&g, max_states);
 		break;
-	case LAB_CRASH_WRITE:
+	case CRASH_WRITE:
 		gen_write(&g, max_states, torn);
 		break;
-	case LAB_CRASH_REORDER:
+	case CRASH_REORDER:
 		gen_reorder(&g, max_states, torn);
 		break;
 	}
@@ -738,7 +674,7 @@ int lab_states_enumerate(const struct wlog *l, uint64_t setup_end, enum lab_cras
 	return 0;
 }
 
-void lab_states_free(struct lab_crash_state *st, size_t n)
+void states_free(struct crash_state *st, size_t n)
 {
 	if (!st)
 		return;

@@ -15,7 +15,7 @@
  *
  * Completed ops: an op whose recorded position is pos (the log superblock's
  * count when it returned) counts as completed in a state iff
- * pos <= state.point (lab_state_completed).
+ * pos <= state.point (state_completed).
  *
  * point: the number of entries that had certainly been logged when the
  * crash the state models happened: the position just after the last flush
@@ -29,7 +29,7 @@
  * and torn states, the chosen ones kept): every op that returned while
  * the superblock still said `point` had returned by then.
  *
- * Budget (max_states, 0 = LAB_STATES_DEFAULT_MAX), the cap on the total:
+ * Budget (max_states, 0 = STATES_DEFAULT_MAX), the cap on the total:
  *   flush, write: when there are more candidates than the cap, an evenly
  *     spaced selection that always keeps the first and the final state.
  *   reorder: split across epochs by max-min fairness: epochs are served in
@@ -50,23 +50,23 @@
  * Duplicates (same disk content and same point) are emitted once; a final
  * state that duplicates another takes the kind "final".
  */
-#ifndef CRASHLAB_STATES_H
-#define CRASHLAB_STATES_H
+#ifndef CRASHLAB_ENGINE_STATES_H
+#define CRASHLAB_ENGINE_STATES_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "core/wlog.h"
 
-enum lab_crash_mode { LAB_CRASH_FLUSH, LAB_CRASH_WRITE, LAB_CRASH_REORDER };
+enum crash_mode { CRASH_FLUSH, CRASH_WRITE, CRASH_REORDER };
 
-#define LAB_STATES_DEFAULT_MAX 1024
+#define STATES_DEFAULT_MAX 1024
 
 /* "flush" | "write" | "reorder". Parse: 0, or -1 for an unknown name. */
-int lab_crash_mode_parse(const char *name, enum lab_crash_mode *mode);
-const char *lab_crash_mode_name(enum lab_crash_mode mode);
+int crash_mode_parse(const char *name, enum crash_mode *mode);
+const char *crash_mode_name(enum crash_mode mode);
 
-struct lab_crash_state {
+struct crash_state {
 	int idx;                 /* 0.. in enumeration order */
 	struct wlog_spec spec;   /* the entries applied */
 	uint64_t point;          /* ops with recorded position <= point completed */
@@ -74,18 +74,16 @@ struct lab_crash_state {
 	char *text;              /* the spec's canonical text (owned) */
 };
 
-static inline int lab_state_completed(const struct lab_crash_state *s, uint64_t op_pos)
+static inline int state_completed(const struct crash_state *s, uint64_t op_pos)
 {
 	return op_pos <= s->point;
 }
 
 /* Enumerate the crash states of log l. setup_end: the superblock count when
  * the setup phase's sync returned (entries before it are never dropped).
- * 0 with a malloc'd array in *out (free with lab_states_free), or -1 with a
- * message in err. */
-int lab_states_enumerate(const struct wlog *l, uint64_t setup_end, enum lab_crash_mode mode, uint64_t seed,
-			 size_t max_states, int torn, struct lab_crash_state **out, size_t *n, char *err,
-			 size_t errlen);
-void lab_states_free(struct lab_crash_state *st, size_t n);
+ * 0 with a malloc'd array in *out (free with states_free), or -1 with e. */
+int states_enumerate(const struct wlog *l, uint64_t setup_end, enum crash_mode mode, uint64_t seed,
+		     size_t max_states, int torn, struct crash_state **out, size_t *n, struct errbuf *e);
+void states_free(struct crash_state *st, size_t n);
 
 #endif

@@ -28,6 +28,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host/hash.h"
+#include "host/msg.h"
+#include "host/sys.h"
+
 #define BOOT_TIMEOUT_S 15.0      /* QEMU start -> agent hello, at KVM speed */
 #define CMD_TIMEOUT_S 300.0      /* default for one command, at KVM speed */
 #define STOP_TIMEOUT_S 10.0      /* shutdown request -> QEMU exit */
@@ -35,49 +39,49 @@
 #define CONSOLE_KEEP (256 * 1024)
 
 static const char *const outcome_names[] = {
-	[LAB_OK] = "ok",
-	[LAB_PANIC] = "panic",
-	[LAB_TIMEOUT] = "timeout",
-	[LAB_NO_OUTPUT] = "no-output",
-	[LAB_LOST] = "lost-connection",
-	[LAB_QEMU_FAILED] = "qemu-failed",
+	[VM_OK] = "ok",
+	[VM_PANIC] = "panic",
+	[VM_TIMEOUT] = "timeout",
+	[VM_NO_OUTPUT] = "no-output",
+	[VM_LOST] = "lost-connection",
+	[VM_QEMU_FAILED] = "qemu-failed",
 };
 
-const char *lab_outcome_name(enum lab_outcome o)
+const char *vm_outcome_name(enum vm_outcome o)
 {
 	return outcome_names[o];
 }
 
-int lab_outcome_exit(enum lab_outcome o)
+int vm_outcome_exit(enum vm_outcome o)
 {
 	switch (o) {
-	case LAB_OK:
+	case VM_OK:
 		return EXIT_OK;
-	case LAB_PANIC:
+	case VM_PANIC:
 		return EXIT_PANIC;
-	case LAB_TIMEOUT:
-	case LAB_NO_OUTPUT:
+	case VM_TIMEOUT:
+	case VM_NO_OUTPUT:
 		return EXIT_TIMEOUT;
-	case LAB_LOST:
-	case LAB_QEMU_FAILED:
+	case VM_LOST:
+	case VM_QEMU_FAILED:
 		return EXIT_GUEST;
 	}
 	return EXIT_SOFTWARE;
 }
 
-const char *lab_qemu_binary(void)
+const char *vm_qemu_binary(void)
 {
 	const char *env = getenv("CRASHLAB_QEMU");
 	return env && *env ? env : "qemu-system-x86_64";
 }
 
-bool lab_qemu_has_sandbox(void)
+bool vm_qemu_has_sandbox(void)
 {
 	static int known = -1;
 	if (known < 0) {
 		struct strvec av = STRVEC_INIT;
 		struct sbuf out = SBUF_INIT;
-		strvec_push(&av, lab_qemu_binary());
+		strvec_push(&av, vm_qemu_binary());
 		strvec_push(&av, "-help");
 		int rc = run_cmd(&av, &out, -1);
 		known = rc == 0 && strstr(out.buf, "-sandbox") != NULL;
@@ -87,10 +91,10 @@ bool lab_qemu_has_sandbox(void)
 	return known;
 }
 
-void lab_vm_command(struct lab_vm *vm, const struct lab_vm_config *cfg, const char *sock)
+void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 {
 	struct strvec *a = &vm->argv;
-	strvec_push(a, lab_qemu_binary());
+	strvec_push(a, vm_qemu_binary());
 	strvec_push(a, "-nodefaults");
 	strvec_push(a, "-no-reboot");
 	strvec_push(a, "-display");
@@ -122,7 +126,7 @@ void lab_vm_command(struct lab_vm *vm, const struct lab_vm_config *cfg, const ch
 		strvec_push(a, "-chardev");
 		strvec_pushf(a, "socket,id=chan,path=%s,server=on,wait=off", sock);
 		strvec_push(a, "-device");
-		strvec_pushf(a, "virtserialport,chardev=chan,name=%s", LAB_PROTO_PORT);
+		strvec_pushf(a, "virtserialport,chardev=chan,name=%s", PROTO_PORT);
 	}
 	for (size_t i = 0; i < cfg->drives.n; i++) {
 		strvec_push(a, "-drive");
@@ -130,13 +134,13 @@ void lab_vm_command(struct lab_vm *vm, const struct lab_vm_config *cfg, const ch
 		strvec_push(a, "-device");
 		strvec_pushf(a, "virtio-blk-pci,drive=disk%zu", i);
 	}
-	if (lab_qemu_has_sandbox()) {
+	if (vm_qemu_has_sandbox()) {
 		strvec_push(a, "-sandbox");
 		strvec_push(a, "on");
 	}
 }
 
-static void console_add(struct lab_vm *vm, const char *buf, size_t n)
+static void console_add(struct vm *vm, const char *buf, size_t n)
 {
 	sbuf_add(&vm->console_log, buf, n);
 	if (vm->console_log.len > 2 * CONSOLE_KEEP) {
@@ -146,13 +150,13 @@ static void console_add(struct lab_vm *vm, const char *buf, size_t n)
 	}
 }
 
-static bool console_has_panic(struct lab_vm *vm)
+static bool console_has_panic(struct vm *vm)
 {
 	return vm->console_log.buf && strstr(vm->console_log.buf, "Kernel panic - not syncing");
 }
 
 /* Read what the console has; returns false at EOF. */
-static bool console_drain(struct lab_vm *vm)
+static bool console_drain(struct vm *vm)
 {
 	if (vm->console < 0)
 		return false;
@@ -161,7 +165,7 @@ static bool console_drain(struct lab_vm *vm)
 		ssize_t n = read(vm->console, buf, sizeof(buf));
 		if (n > 0) {
 			console_add(vm, buf, (size_t)n);
-			if (verbose > 1)
+			if (msg_verbose() > 1)
 				fwrite(buf, 1, (size_t)n, stderr);
 			continue;
 		}
@@ -176,7 +180,7 @@ static bool console_drain(struct lab_vm *vm)
 }
 
 /* Has QEMU exited? Reaps it and drains the console. */
-static bool qemu_exited(struct lab_vm *vm)
+static bool qemu_exited(struct vm *vm)
 {
 	if (vm->pid <= 0)
 		return true;
@@ -196,11 +200,11 @@ static bool qemu_exited(struct lab_vm *vm)
 	return true;
 }
 
-static enum lab_outcome exit_outcome(struct lab_vm *vm, bool had_hello)
+static enum vm_outcome exit_outcome(struct vm *vm, bool had_hello)
 {
 	if (console_has_panic(vm))
-		return LAB_PANIC;
-	return had_hello ? LAB_LOST : LAB_QEMU_FAILED;
+		return VM_PANIC;
+	return had_hello ? VM_LOST : VM_QEMU_FAILED;
 }
 
 static int connect_sock(const char *path)
@@ -222,30 +226,40 @@ static void sleep_ms(int ms)
 	poll(NULL, 0, ms);
 }
 
-enum lab_outcome lab_vm_start(struct lab_vm *vm, const struct lab_vm_config *cfg)
+enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 {
 	memset(vm, 0, sizeof(*vm));
 	vm->chan = vm->console = -1;
 	vm->exit_status = -1;
 	vm->next_seq = 1;
-	vm->slowdown = !strcmp(cfg->accel, "kvm") ? 1.0 : LAB_TCG_SLOWDOWN;
+	vm->slowdown = !strcmp(cfg->accel, "kvm") ? 1.0 : VM_TCG_SLOWDOWN;
 	char tmpl[] = "/tmp/crashlab-vm.XXXXXX";
-	if (!mkdtemp(tmpl))
-		die_code(exit_for_errno(errno), "cannot create a temp dir in '/tmp': %s", errno_advice(errno));
+	if (!mkdtemp(tmpl)) {
+		snprintf(vm->why, sizeof(vm->why), "cannot create a temp dir in '/tmp': %s", errno_advice(errno));
+		return VM_QEMU_FAILED;
+	}
 	vm->dir = xstrdup(tmpl);
 	char *sock = xasprintf("%s/chan.sock", vm->dir);
 	char *errlog = xasprintf("%s/qemu.err", vm->dir);
-	lab_vm_command(vm, cfg, sock);
-	if (verbose)
-		fprintf(stderr, "crashlab: qemu: %s\n", strvec_join_quoted(&vm->argv));
-
-	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		die("pipe: %s", strerror(errno));
+	vm_command(vm, cfg, sock);
+	if (msg_verbose()) {
+		char *line = strvec_join_quoted(&vm->argv);
+		fprintf(stderr, "crashlab: qemu: %s\n", line);
+		free(line);
+	}
+	int pfd[2] = { -1, -1 };
+	pid_t pid = -1;
 	vm->t_start = now_s();
-	pid_t pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
+	if (pipe2(pfd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
+		snprintf(vm->why, sizeof(vm->why), "cannot start QEMU: %s", strerror(errno));
+		if (pfd[0] >= 0) {
+			close(pfd[0]);
+			close(pfd[1]);
+		}
+		free(sock);
+		free(errlog);
+		return VM_QEMU_FAILED;
+	}
 	if (pid == 0) {
 		int nul = open("/dev/null", O_RDONLY);
 		int err = open(errlog, O_WRONLY | O_CREAT | O_TRUNC, 0644);
@@ -264,7 +278,7 @@ enum lab_outcome lab_vm_start(struct lab_vm *vm, const struct lab_vm_config *cfg
 	fcntl(vm->console, F_SETFL, fcntl(vm->console, F_GETFL) | O_NONBLOCK);
 
 	double deadline = vm->t_start + BOOT_TIMEOUT_S * vm->slowdown;
-	enum lab_outcome o = LAB_NO_OUTPUT;
+	enum vm_outcome o = VM_NO_OUTPUT;
 	while (now_s() < deadline) {
 		if (qemu_exited(vm)) {
 			o = exit_outcome(vm, false);
@@ -290,15 +304,15 @@ enum lab_outcome lab_vm_start(struct lab_vm *vm, const struct lab_vm_config *cfg
 				sleep_ms(20);
 				continue;
 			}
-			lab_proto_feed(&vm->rd, buf, (size_t)n);
-			struct lab_msg m;
-			int k = lab_proto_next(&vm->rd, &m);
+			proto_feed(&vm->rd, buf, (size_t)n);
+			struct proto_msg m;
+			int k = proto_next(&vm->rd, &m);
 			if (k < 0) {
-				error("guest channel: %s", vm->rd.err);
-				o = LAB_LOST;
+				snprintf(vm->why, sizeof(vm->why), "guest channel: %s", vm->rd.err);
+				o = VM_LOST;
 				goto out;
 			}
-			if (k == 1 && m.type == LAB_MSG_HELLO) {
+			if (k == 1 && m.type == PROTO_MSG_HELLO) {
 				vm->t_ready = now_s();
 				char *s = xmalloc(m.len + 1);
 				memcpy(s, m.data, m.len);
@@ -308,13 +322,13 @@ enum lab_outcome lab_vm_start(struct lab_vm *vm, const struct lab_vm_config *cfg
 					snprintf(vm->kernel_release, sizeof(vm->kernel_release), "%.*s",
 						 (int)strcspn(k2 + 7, "\n"), k2 + 7);
 				free(s);
-				o = LAB_OK;
+				o = VM_OK;
 				goto out;
 			}
 		}
 	}
 	if (console_has_panic(vm))
-		o = LAB_PANIC;
+		o = VM_PANIC;
 out:
 	free(sock);
 	free(errlog);
@@ -331,11 +345,11 @@ struct sink {
  * sink; the final frame (EXIT, RESULT, STATE or ERROR) is returned in
  * *reply_type with its payload in reply (if non-NULL).
  */
-static enum lab_outcome request(struct lab_vm *vm, uint8_t type, uint16_t flags, uint32_t seq,
+static enum vm_outcome request(struct vm *vm, uint8_t type, uint16_t flags, uint32_t seq,
 				const void *payload, uint32_t len, struct sink *sink, double timeout_s,
 				uint8_t *reply_type, struct sbuf *reply)
 {
-	if (vm->chan < 0 || lab_proto_send(vm->chan, type, flags, seq, payload, len) < 0) {
+	if (vm->chan < 0 || proto_send(vm->chan, type, flags, seq, payload, len) < 0) {
 		qemu_exited(vm);
 		return exit_outcome(vm, true);
 	}
@@ -343,7 +357,7 @@ static enum lab_outcome request(struct lab_vm *vm, uint8_t type, uint16_t flags,
 	for (;;) {
 		double left = deadline - now_s();
 		if (left <= 0)
-			return console_has_panic(vm) ? LAB_PANIC : LAB_TIMEOUT;
+			return console_has_panic(vm) ? VM_PANIC : VM_TIMEOUT;
 		struct pollfd p[2] = { { vm->chan, POLLIN, 0 }, { vm->console, POLLIN, 0 } };
 		int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
 		poll(p, 2, ms);
@@ -364,50 +378,50 @@ static enum lab_outcome request(struct lab_vm *vm, uint8_t type, uint16_t flags,
 				sleep_ms(10);
 			return exit_outcome(vm, true);
 		}
-		lab_proto_feed(&vm->rd, buf, (size_t)n);
-		struct lab_msg m;
+		proto_feed(&vm->rd, buf, (size_t)n);
+		struct proto_msg m;
 		int k;
-		while ((k = lab_proto_next(&vm->rd, &m)) == 1) {
+		while ((k = proto_next(&vm->rd, &m)) == 1) {
 			if (m.seq != seq)
 				continue;
-			if (m.type == LAB_MSG_OUT) {
+			if (m.type == PROTO_MSG_OUT) {
 				if (sink && sink->collect)
 					sbuf_add(sink->collect, m.data, m.len);
 				else if (sink)
 					write_all(m.flags == 2 ? sink->err_fd : sink->out_fd, m.data, m.len);
 				continue;
 			}
-			if (m.type == LAB_MSG_EXIT || m.type == LAB_MSG_RESULT || m.type == LAB_MSG_STATE ||
-			    m.type == LAB_MSG_ERROR) {
+			if (m.type == PROTO_MSG_EXIT || m.type == PROTO_MSG_RESULT || m.type == PROTO_MSG_STATE ||
+			    m.type == PROTO_MSG_ERROR) {
 				*reply_type = m.type;
 				if (reply) {
 					sbuf_reset(reply);
 					sbuf_add(reply, m.data, m.len);
 				}
-				return LAB_OK;
+				return VM_OK;
 			}
 		}
 		if (k < 0) {
-			error("guest channel: %s", vm->rd.err);
-			return LAB_LOST;
+			snprintf(vm->why, sizeof(vm->why), "guest channel: %s", vm->rd.err);
+			return VM_LOST;
 		}
 	}
 }
 
-static enum lab_outcome exec_common(struct lab_vm *vm, char *const *argv, struct sink *sink,
+static enum vm_outcome exec_common(struct vm *vm, char *const *argv, struct sink *sink,
 				    double timeout_s, int *status)
 {
 	uint32_t len;
-	unsigned char *payload = lab_proto_pack_argv(argv, &len);
+	unsigned char *payload = proto_pack_argv(argv, &len);
 	if (!payload)
-		die("out of memory");
+		BUG("out of memory");
 	uint8_t type = 0;
 	struct sbuf reply = SBUF_INIT;
-	enum lab_outcome o = request(vm, LAB_MSG_EXEC, 0, vm->next_seq++, payload, len, sink, timeout_s,
+	enum vm_outcome o = request(vm, PROTO_MSG_EXEC, 0, vm->next_seq++, payload, len, sink, timeout_s,
 				     &type, &reply);
 	free(payload);
-	if (o == LAB_OK) {
-		if (type == LAB_MSG_EXIT && reply.len >= 4) {
+	if (o == VM_OK) {
+		if (type == PROTO_MSG_EXIT && reply.len >= 4) {
 			const unsigned char *d = (const unsigned char *)reply.buf;
 			*status = (int)(d[0] | d[1] << 8 | d[2] << 16 | (uint32_t)d[3] << 24);
 		} else {
@@ -419,21 +433,21 @@ static enum lab_outcome exec_common(struct lab_vm *vm, char *const *argv, struct
 	return o;
 }
 
-enum lab_outcome lab_vm_request(struct lab_vm *vm, uint8_t type, uint16_t flags, uint32_t seq,
+enum vm_outcome vm_request(struct vm *vm, uint8_t type, uint16_t flags, uint32_t seq,
 				const void *payload, uint32_t len, double timeout_s, uint8_t *reply_type,
 				struct sbuf *reply)
 {
 	return request(vm, type, flags, seq, payload, len, NULL, timeout_s, reply_type, reply);
 }
 
-enum lab_outcome lab_vm_exec(struct lab_vm *vm, char *const *argv, int out_fd, int err_fd,
+enum vm_outcome vm_exec(struct vm *vm, char *const *argv, int out_fd, int err_fd,
 			     double timeout_s, int *status)
 {
 	struct sink s = { out_fd, err_fd, NULL };
 	return exec_common(vm, argv, &s, timeout_s, status);
 }
 
-enum lab_outcome lab_vm_run(struct lab_vm *vm, char *const *argv, struct sbuf *out,
+enum vm_outcome vm_run(struct vm *vm, char *const *argv, struct sbuf *out,
 			    double timeout_s, int *status)
 {
 	struct sink s = { -1, -1, out };
@@ -442,7 +456,7 @@ enum lab_outcome lab_vm_run(struct lab_vm *vm, char *const *argv, struct sbuf *o
 	return exec_common(vm, argv, &s, timeout_s, status);
 }
 
-void lab_vm_kill(struct lab_vm *vm)
+void vm_kill(struct vm *vm)
 {
 	if (vm->pid > 0) {
 		kill(vm->pid, SIGKILL);
@@ -453,12 +467,12 @@ void lab_vm_kill(struct lab_vm *vm)
 	}
 }
 
-void lab_vm_stop(struct lab_vm *vm)
+void vm_stop(struct vm *vm)
 {
 	if (vm->pid <= 0)
 		return;
 	if (vm->chan >= 0)
-		lab_proto_send(vm->chan, LAB_MSG_SHUTDOWN, 0, 0, NULL, 0);
+		proto_send(vm->chan, PROTO_MSG_SHUTDOWN, 0, 0, NULL, 0);
 	double deadline = now_s() + STOP_TIMEOUT_S * vm->slowdown;
 	while (now_s() < deadline) {
 		console_drain(vm);
@@ -466,12 +480,12 @@ void lab_vm_stop(struct lab_vm *vm)
 			return;
 		sleep_ms(10);
 	}
-	lab_vm_kill(vm);
+	vm_kill(vm);
 }
 
-void lab_vm_free(struct lab_vm *vm)
+void vm_free(struct vm *vm)
 {
-	lab_vm_kill(vm);
+	vm_kill(vm);
 	if (vm->chan >= 0)
 		close(vm->chan);
 	if (vm->console >= 0)
@@ -484,98 +498,111 @@ void lab_vm_free(struct lab_vm *vm)
 	}
 	strvec_free(&vm->argv);
 	sbuf_free(&vm->console_log);
-	lab_proto_reader_free(&vm->rd);
+	proto_reader_free(&vm->rd);
 }
 
-void lab_vm_describe(struct lab_vm *vm, enum lab_outcome o, char *buf, size_t n)
+void vm_describe(struct vm *vm, enum vm_outcome o, char *buf, size_t n)
 {
 	const char *p = vm->console_log.buf ? strstr(vm->console_log.buf, "Kernel panic - not syncing") : NULL;
 	switch (o) {
-	case LAB_PANIC:
+	case VM_PANIC:
 		snprintf(buf, n, "guest kernel panic: %.*s", p ? (int)strcspn(p, "\r\n") : 0, p ? p : "");
 		break;
-	case LAB_TIMEOUT:
-	case LAB_NO_OUTPUT:
+	case VM_TIMEOUT:
+	case VM_NO_OUTPUT:
 		snprintf(buf, n, "the guest did not answer in time");
 		break;
 	default:
-		snprintf(buf, n, "the guest was lost (%s)", lab_outcome_name(o));
+		snprintf(buf, n, "the guest was lost (%s)", vm_outcome_name(o));
 		break;
 	}
 }
 
-int lab_vm_save_console(struct lab_vm *vm, const char *path)
+int vm_save_console(struct vm *vm, const char *path)
 {
 	return write_file_atomic(path, vm->console_log.buf ? vm->console_log.buf : "", vm->console_log.len);
 }
 
-int lab_vm_report(struct lab_vm *vm, enum lab_outcome o)
+int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e)
 {
-	if (o == LAB_OK)
+	if (o == VM_OK)
 		return EXIT_OK;
-	char *logdir = cache_subdir("logs");
-	char *path = xasprintf("%s/last-console.log", logdir);
-	if (vm->console_log.buf)
-		write_file_atomic(path, vm->console_log.buf, vm->console_log.len);
-	struct sbuf qerr = SBUF_INIT;
+	struct sbuf msg = SBUF_INIT, qerr = SBUF_INIT;
 	if (vm->dir) {
 		char *ep = xasprintf("%s/qemu.err", vm->dir);
 		read_file(ep, &qerr);
 		free(ep);
 	}
 	switch (o) {
-	case LAB_PANIC: {
-		const char *p = strstr(vm->console_log.buf, "Kernel panic - not syncing");
-		error("guest kernel panic: %.*s", p ? (int)strcspn(p, "\r\n") : 0, p ? p : "");
+	case VM_PANIC: {
+		const char *p = vm->console_log.buf ? strstr(vm->console_log.buf, "Kernel panic - not syncing") : NULL;
+		sbuf_addf(&msg, "guest kernel panic: %.*s", p ? (int)strcspn(p, "\r\n") : 0, p ? p : "");
 		break;
 	}
-	case LAB_TIMEOUT:
-		error("guest timeout: the command did not finish in time (accelerator slowdown x%.0f)",
-		      vm->slowdown);
+	case VM_TIMEOUT:
+		sbuf_addf(&msg, "guest timeout: the command did not finish in time (accelerator slowdown x%.0f)",
+			  vm->slowdown);
 		break;
-	case LAB_NO_OUTPUT:
-		error("guest timeout: the agent did not answer within %.0f s of boot", BOOT_TIMEOUT_S * vm->slowdown);
+	case VM_NO_OUTPUT:
+		sbuf_addf(&msg, "guest timeout: the agent did not answer within %.0f s of boot", BOOT_TIMEOUT_S * vm->slowdown);
 		break;
-	case LAB_LOST:
-		error("guest lost: QEMU exited or closed the channel unexpectedly");
+	case VM_LOST:
+		sbuf_addf(&msg, "guest lost: %s", vm->why[0] ? vm->why : "QEMU exited or closed the channel unexpectedly");
 		break;
-	case LAB_QEMU_FAILED:
-		error("qemu failed before the guest was up%s%.*s", qerr.len ? ": " : "",
-		      (int)strcspn(qerr.buf ? qerr.buf : "", "\n"), qerr.buf ? qerr.buf : "");
+	case VM_QEMU_FAILED:
+		if (vm->why[0])
+			sbuf_addf(&msg, "qemu failed before the guest was up: %s", vm->why);
+		else
+			sbuf_addf(&msg, "qemu failed before the guest was up%s%.*s", qerr.len ? ": " : "",
+				  (int)strcspn(qerr.buf ? qerr.buf : "", "\n"), qerr.buf ? qerr.buf : "");
 		break;
-	case LAB_OK:
+	case VM_OK:
 		break;
 	}
 	/* The last console lines usually say why. */
-	if (vm->console_log.len && o != LAB_QEMU_FAILED) {
+	if (vm->console_log.len && o != VM_QEMU_FAILED) {
 		const char *end = vm->console_log.buf + vm->console_log.len;
 		const char *p = end;
 		for (int lines = 0; p > vm->console_log.buf && lines < 12; p--)
 			if (p[-1] == '\n')
 				lines++;
-		fprintf(stderr, "--- last console lines\n%.*s", (int)(end - p), p);
-		if (end[-1] != '\n')
-			fputc('\n', stderr);
+		sbuf_addf(&msg, "\n--- last console lines\n%.*s", (int)(end - p), p);
+		if (end[-1] == '\n')
+			msg.buf[--msg.len] = '\0';
 	}
-	fprintf(stderr, "console log: %s\n", path);
-	if (!verbose)
-		fprintf(stderr, "rerun with --verbose to see the QEMU command line\n");
+	struct errbuf ignore;
+	char *logdir = cache_subdir("logs", &ignore);
+	if (logdir) {
+		char *path = xasprintf("%s/last-console.log", logdir);
+		if (vm->console_log.buf && write_file_atomic(path, vm->console_log.buf, vm->console_log.len) == 0)
+			sbuf_addf(&msg, "\nconsole log: %s", path);
+		free(path);
+		free(logdir);
+	}
+	if (!msg_verbose())
+		sbuf_adds(&msg, "\nrerun with --verbose to see the QEMU command line");
+	errbuf_set(e, vm_outcome_exit(o), "%s", msg.buf);
+	sbuf_free(&msg);
 	sbuf_free(&qerr);
-	free(path);
-	free(logdir);
-	return lab_outcome_exit(o);
+	return vm_outcome_exit(o);
 }
 
-int lab_vm_interactive(const struct lab_vm_config *cfg)
+int vm_interactive(const struct vm_config *cfg)
 {
-	struct lab_vm vm;
+	struct vm vm;
 	memset(&vm, 0, sizeof(vm));
-	lab_vm_command(&vm, cfg, NULL);
-	if (verbose)
-		fprintf(stderr, "crashlab: qemu: %s\n", strvec_join_quoted(&vm.argv));
+	vm_command(&vm, cfg, NULL);
+	if (msg_verbose()) {
+		char *line = strvec_join_quoted(&vm.argv);
+		fprintf(stderr, "crashlab: qemu: %s\n", line);
+		free(line);
+	}
 	pid_t pid = fork();
-	if (pid < 0)
-		die("fork: %s", strerror(errno));
+	if (pid < 0) {
+		error("cannot start QEMU: %s", strerror(errno));
+		strvec_free(&vm.argv);
+		return EXIT_GUEST;
+	}
 	if (pid == 0) {
 		execvp(vm.argv.v[0], vm.argv.v);
 		fprintf(stderr, "crashlab: error: cannot run '%s': %s\n", vm.argv.v[0], strerror(errno));
@@ -591,7 +618,7 @@ int lab_vm_interactive(const struct lab_vm_config *cfg)
 	return EXIT_GUEST;
 }
 
-int lab_overlay_create(const char *base, const char *overlay, struct sbuf *err)
+int vm_overlay_create(const char *base, const char *overlay, struct errbuf *e)
 {
 	struct strvec av = STRVEC_INIT;
 	struct sbuf out = SBUF_INIT;
@@ -607,7 +634,7 @@ int lab_overlay_create(const char *base, const char *overlay, struct sbuf *err)
 	strvec_push(&av, overlay);
 	int rc = run_cmd(&av, &out, -1);
 	if (rc)
-		sbuf_addf(err, "cannot create overlay '%s': %.*s", overlay,
+		errbuf_set(e, EXIT_GUEST, "cannot create overlay '%s': %.*s", overlay,
 			  (int)strcspn(out.buf && *out.buf ? out.buf : "qemu-img failed (install qemu-utils)", "\n"),
 			  out.buf && *out.buf ? out.buf : "qemu-img failed (install qemu-utils)");
 	strvec_free(&av);
@@ -628,7 +655,7 @@ static char *machine_key(void)
 	hasher_adds(h, u.machine);
 	struct strvec av = STRVEC_INIT;
 	struct sbuf out = SBUF_INIT;
-	strvec_push(&av, lab_qemu_binary());
+	strvec_push(&av, vm_qemu_binary());
 	strvec_push(&av, "--version");
 	run_cmd(&av, &out, -1);
 	hasher_adds(h, out.buf ? out.buf : "");
@@ -648,30 +675,34 @@ static char *machine_key(void)
 
 static bool kvm_boots(const char *kernel, const char *initrd, char *why, size_t whylen)
 {
-	struct lab_vm_config cfg = { .kernel = kernel, .initrd = initrd, .accel = "kvm", .mem_mb = 512 };
-	struct lab_vm vm;
-	enum lab_outcome o = lab_vm_start(&vm, &cfg);
+	struct vm_config cfg = { .kernel = kernel, .initrd = initrd, .accel = "kvm", .mem_mb = 512 };
+	struct vm vm;
+	enum vm_outcome o = vm_start(&vm, &cfg);
 	bool ok = false;
-	if (o == LAB_OK && now_s() - vm.t_start < KVM_PROBE_TIMEOUT_S) {
+	if (o == VM_OK && now_s() - vm.t_start < KVM_PROBE_TIMEOUT_S) {
 		char *argv[] = { "true", NULL };
 		int st = -1;
-		o = lab_vm_exec(&vm, argv, 1, 2, KVM_PROBE_TIMEOUT_S, &st);
-		ok = o == LAB_OK && st == 0;
+		o = vm_exec(&vm, argv, 1, 2, KVM_PROBE_TIMEOUT_S, &st);
+		ok = o == VM_OK && st == 0;
 	}
 	if (!ok)
 		snprintf(why, whylen, "a test boot under KVM %s",
-			 o == LAB_NO_OUTPUT ? "did not answer in time"
-			 : o == LAB_QEMU_FAILED ? "failed to start"
+			 o == VM_NO_OUTPUT ? "did not answer in time"
+			 : o == VM_QEMU_FAILED ? "failed to start"
 			 : "did not complete");
 	if (ok)
-		lab_vm_stop(&vm);
-	lab_vm_free(&vm);
+		vm_stop(&vm);
+	vm_free(&vm);
 	return ok;
 }
 
+/* Where this machine's answer is kept, or NULL when the cache cannot be made. */
 static char *accel_cache_path(void)
 {
-	char *dir = cache_subdir("accel");
+	struct errbuf ignore;
+	char *dir = cache_subdir("accel", &ignore);
+	if (!dir)
+		return NULL;
 	char *key = machine_key();
 	char *path = xasprintf("%s/%s", dir, key);
 	free(dir);
@@ -679,12 +710,12 @@ static char *accel_cache_path(void)
 	return path;
 }
 
-const char *lab_vm_accel_cached(struct sbuf *why)
+const char *vm_accel_cached(struct sbuf *why)
 {
 	char *path = accel_cache_path();
 	struct sbuf cached = SBUF_INIT;
 	const char *res = NULL;
-	if (read_file(path, &cached) == 0 && cached.len >= 3) {
+	if (path && read_file(path, &cached) == 0 && cached.len >= 3) {
 		if (!strncmp(cached.buf, "kvm", 3))
 			res = "kvm";
 		else if (!strncmp(cached.buf, "tcg", 3))
@@ -697,7 +728,7 @@ const char *lab_vm_accel_cached(struct sbuf *why)
 	return res;
 }
 
-const char *lab_vm_accel(const char *requested, const char *kernel, const char *initrd)
+const char *vm_accel(const char *requested, const char *kernel, const char *initrd, struct errbuf *e)
 {
 	if (requested && !strcmp(requested, "auto"))
 		requested = NULL;
@@ -707,19 +738,22 @@ const char *lab_vm_accel(const char *requested, const char *kernel, const char *
 		return "tcg";
 	} else if (!strcmp(requested, "kvm")) {
 		int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			die_code(EXIT_GUEST, "cannot open '/dev/kvm': %s; add yourself to the kvm group or use --accel tcg",
-				 errno_advice(errno));
+		if (fd < 0) {
+			errbuf_set(e, EXIT_GUEST, "cannot open '/dev/kvm': %s; add yourself to the kvm group or use --accel tcg",
+				   errno_advice(errno));
+			return NULL;
+		}
 		close(fd);
 		return "kvm";
 	} else {
-		die_code(EXIT_USAGE, "unknown accelerator '%s' (use auto, kvm or tcg)", requested);
+		errbuf_set(e, EXIT_USAGE, "unknown accelerator '%s' (use auto, kvm or tcg)", requested);
+		return NULL;
 	}
 
 	char *path = accel_cache_path();
 	struct sbuf cached = SBUF_INIT;
 	const char *res;
-	if (read_file(path, &cached) == 0 && (!strncmp(cached.buf, "kvm", 3) || !strncmp(cached.buf, "tcg", 3))) {
+	if (path && read_file(path, &cached) == 0 && (!strncmp(cached.buf, "kvm", 3) || !strncmp(cached.buf, "tcg", 3))) {
 		res = !strncmp(cached.buf, "kvm", 3) ? "kvm" : "tcg";
 		if (!strcmp(res, "tcg"))
 			note("using TCG software emulation (%.*s; cached answer, delete '%s' to probe again)",
@@ -736,7 +770,7 @@ const char *lab_vm_accel(const char *requested, const char *kernel, const char *
 			res = kvm_boots(kernel, initrd, why, sizeof(why)) ? "kvm" : "tcg";
 		}
 		char *line = xasprintf("%s %s\n", res, why);
-		if (write_file_atomic(path, line, strlen(line)) < 0)
+		if (path && write_file_atomic(path, line, strlen(line)) < 0)
 			warning("cannot cache the accelerator answer in '%s': %s", path, errno_advice(errno));
 		free(line);
 		if (!strcmp(res, "tcg"))

@@ -7,7 +7,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
-#include "host/util.h"
+#include "host/msg.h"
 
 #define BAR_WIDTH 20
 #define REDRAW_S 0.1  /* at most ten redraws a second on a terminal */
@@ -100,14 +100,9 @@ struct progress *progress_start(const char *title, uint64_t total)
 	p->total = total;
 	p->start = now_s();
 	p->tty = isatty(2);
-	if (!quiet && p->tty)
+	if (!msg_quiet() && p->tty)
 		draw(p);
 	return p;
-}
-
-void progress_set_total(struct progress *p, uint64_t total)
-{
-	p->total = total;
 }
 
 double progress_elapsed(const struct progress *p)
@@ -120,7 +115,7 @@ void progress_update(struct progress *p, uint64_t done, const char *step)
 	p->done = done;
 	if (step)
 		snprintf(p->step, sizeof(p->step), "%s", step);
-	if (quiet)
+	if (msg_quiet())
 		return;
 	if (p->tty) {
 		if (now_s() - p->last_draw >= REDRAW_S)
@@ -140,7 +135,7 @@ void progress_update(struct progress *p, uint64_t done, const char *step)
 
 void progress_tick(struct progress *p)
 {
-	if (!quiet && p->tty && now_s() - p->last_draw >= 1.0)
+	if (!msg_quiet() && p->tty && now_s() - p->last_draw >= 1.0)
 		draw(p);
 }
 

@@ -20,8 +20,6 @@ struct progress;
 
 /* Start a progress line; total is the expected amount of work (any unit), 0 when unknown. */
 struct progress *progress_start(const char *title, uint64_t total);
-/* Replace the expected total (e.g. once it becomes known). */
-void progress_set_total(struct progress *p, uint64_t total);
 /* done units of work are finished; step names what is happening now (may be NULL). */
 void progress_update(struct progress *p, uint64_t done, const char *step);
 /* Redraw only to advance the elapsed time (call about once a second while waiting). */

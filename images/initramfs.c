@@ -54,8 +54,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "host/hash.h"
+#include "host/msg.h"
 #include "host/progress.h"
-#include "images/basedisk.h"
+#include "host/sys.h"
 
 #define RECIPE "crashlab-initramfs-1"
 #define BUSYBOX "/bin/busybox"
@@ -160,7 +162,7 @@ static int elf_read(const char *path, struct elf_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	if (elf_version(EV_CURRENT) == EV_NONE)
-		die("libelf is out of date: %s", elf_errmsg(-1));
+		BUG("libelf is out of date: %s", elf_errmsg(-1));
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -1;
@@ -193,9 +195,7 @@ static int elf_read(const char *path, struct elf_info *info)
 			continue;
 		if (ph.p_type == PT_INTERP && ph.p_offset < rawsize && ph.p_filesz <= rawsize - ph.p_offset) {
 			const char *s = raw + ph.p_offset;
-			info->interp = strndup(s, ph.p_filesz);
-			if (!info->interp)
-				die("out of memory");
+			info->interp = xstrndup(s, ph.p_filesz);
 		} else if (ph.p_type == PT_DYNAMIC) {
 			Elf_Data *d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_DYN);
 			GElf_Dyn dyn;
@@ -231,9 +231,7 @@ static int elf_read(const char *path, struct elf_info *info)
 			if (dyns[i].val >= strsz)
 				continue;
 			const char *s = raw + stroff + dyns[i].val;
-			char *str = strndup(s, strsz - dyns[i].val);
-			if (!str)
-				die("out of memory");
+			char *str = xstrndup(s, strsz - dyns[i].val);
 			if (dyns[i].tag == DT_NEEDED)
 				strvec_push(&info->needed, str);
 			else if (dyns[i].tag == (have_runpath ? DT_RUNPATH : DT_RPATH))
@@ -316,7 +314,7 @@ static char *find_library(const char *name, const struct elf_info *needer)
 }
 
 /* img_elf_deps without messages: err receives the reason on failure. */
-static int elf_deps(const char *path, struct strvec *libs, struct sbuf *err)
+static int elf_deps(const char *path, struct strvec *libs, struct errbuf *eb)
 {
 	struct strvec todo = STRVEC_INIT, seen = STRVEC_INIT;
 	int ret = 0;
@@ -325,8 +323,7 @@ static int elf_deps(const char *path, struct strvec *libs, struct sbuf *err)
 		const char *obj = todo.v[next];
 		char *real = realpath(obj, NULL);
 		if (!real) {
-			sbuf_addf(err, "cannot read '%s': %s", obj, errno_advice(errno));
-			ret = -1;
+			ret = errbuf_set(eb, EXIT_NOINPUT, "cannot read '%s': %s", obj, errno_advice(errno));
 			break;
 		}
 		if (strvec_has(&seen, real)) {
@@ -337,14 +334,13 @@ static int elf_deps(const char *path, struct strvec *libs, struct sbuf *err)
 		free(real);
 		struct elf_info info;
 		if (elf_read(obj, &info) < 0) {
-			sbuf_addf(err, "cannot read '%s': %s", obj, errno_advice(errno));
-			ret = -1;
+			ret = errbuf_set(eb, EXIT_NOINPUT, "cannot read '%s': %s", obj, errno_advice(errno));
 			break;
 		}
 		if (info.interp) {
 			if (!file_exists(info.interp)) {
-				sbuf_addf(err, "cannot find the loader '%s' that '%s' needs", info.interp, obj);
-				ret = -1;
+				ret = errbuf_set(eb, EXIT_NOINPUT, "cannot find the loader '%s' that '%s' needs", info.interp,
+						 obj);
 			} else if (!strvec_has(libs, info.interp)) {
 				strvec_push(libs, info.interp);
 				strvec_push(&todo, info.interp);
@@ -353,10 +349,12 @@ static int elf_deps(const char *path, struct strvec *libs, struct sbuf *err)
 		for (size_t i = 0; i < info.needed.n && !ret; i++) {
 			char *lib = find_library(info.needed.v[i], &info);
 			if (!lib) {
-				sbuf_addf(err, "cannot find the library '%s' that '%s' needs", info.needed.v[i], obj);
 				if (next)
-					sbuf_addf(err, " (loaded for '%s')", path);
-				ret = -1;
+					ret = errbuf_set(eb, EXIT_NOINPUT, "cannot find the library '%s' that '%s' needs (loaded "
+							 "for '%s')", info.needed.v[i], obj, path);
+				else
+					ret = errbuf_set(eb, EXIT_NOINPUT, "cannot find the library '%s' that '%s' needs",
+							 info.needed.v[i], obj);
 				break;
 			}
 			if (!strvec_has(libs, lib)) {
@@ -372,14 +370,9 @@ static int elf_deps(const char *path, struct strvec *libs, struct sbuf *err)
 	return ret;
 }
 
-int img_elf_deps(const char *path, struct strvec *libs)
+int img_elf_deps(const char *path, struct strvec *libs, struct errbuf *e)
 {
-	struct sbuf err = SBUF_INIT;
-	int ret = elf_deps(path, libs, &err);
-	if (ret < 0)
-		error("%s", err.buf);
-	sbuf_free(&err);
-	return ret;
+	return elf_deps(path, libs, e);
 }
 
 /* ---- layout ---------------------------------------------------------- */
@@ -430,16 +423,16 @@ static struct ent *layout_add(struct layout *l, const char *path, enum ent_type 
 	return e;
 }
 
-static int add_file(struct layout *l, const char *path, const char *src, struct sbuf *err)
+static int add_file(struct layout *l, const char *path, const char *src, struct errbuf *eb)
 {
 	struct stat st;
 	if (stat(src, &st) < 0) {
-		sbuf_addf(err, "cannot read '%s': %s", src, errno_advice(errno));
-		return EXIT_NOINPUT;
+		errbuf_set(eb, EXIT_NOINPUT, "cannot read '%s': %s", src, errno_advice(errno));
+		return -1;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		sbuf_addf(err, "cannot store '%s' in the image: not a regular file", src);
-		return EXIT_NOINPUT;
+		errbuf_set(eb, EXIT_NOINPUT, "cannot store '%s' in the image: not a regular file", src);
+		return -1;
 	}
 	struct ent *e = layout_add(l, path, ENT_FILE, (st.st_mode & 0111) ? 0755 : 0644);
 	if (e) {
@@ -458,22 +451,21 @@ static void add_link(struct layout *l, const char *path, const char *target)
 }
 
 /* The libraries of the host file src: real files at their real paths, found names as links. */
-static int add_libs(struct layout *l, const char *src, struct sbuf *err)
+static int add_libs(struct layout *l, const char *src, struct errbuf *eb)
 {
 	struct strvec libs = STRVEC_INIT;
 	int ret = 0;
-	if (elf_deps(src, &libs, err) < 0) {
+	if (elf_deps(src, &libs, eb) < 0) {
 		strvec_free(&libs);
-		return EXIT_NOINPUT;
+		return -1;
 	}
 	for (size_t i = 0; i < libs.n && !ret; i++) {
 		char *real = realpath(libs.v[i], NULL);
 		if (!real) {
-			sbuf_addf(err, "cannot resolve '%s': %s", libs.v[i], errno_advice(errno));
-			ret = EXIT_NOINPUT;
+			ret = errbuf_set(eb, EXIT_NOINPUT, "cannot resolve '%s': %s", libs.v[i], errno_advice(errno));
 			break;
 		}
-		ret = add_file(l, real, real, err);
+		ret = add_file(l, real, real, eb);
 		if (strcmp(real, libs.v[i]))
 			add_link(l, libs.v[i], real);
 		free(real);
@@ -482,7 +474,7 @@ static int add_libs(struct layout *l, const char *src, struct sbuf *err)
 	return ret;
 }
 
-static int add_tool(struct layout *l, const struct img_tool *t, struct sbuf *err)
+static int add_tool(struct layout *l, const struct img_tool *t, struct errbuf *eb)
 {
 	char *found = NULL;
 	if (!strcmp(t->name, "busybox") && access(BUSYBOX, X_OK) == 0)
@@ -492,24 +484,24 @@ static int add_tool(struct layout *l, const struct img_tool *t, struct sbuf *err
 	if (!found) {
 		if (t->optional)
 			return 0;
-		sbuf_addf(err, "'%s' is missing; install the Debian package %s (or run 'make deps')",
+		errbuf_set(eb, EXIT_NOINPUT, "'%s' is missing; install the Debian package %s (or run 'make deps')",
 			  t->name, t->package);
-		return EXIT_NOINPUT;
+		return -1;
 	}
 	char *real = realpath(found, NULL);
 	if (!real) {
-		sbuf_addf(err, "cannot resolve '%s': %s", found, errno_advice(errno));
+		errbuf_set(eb, EXIT_NOINPUT, "cannot resolve '%s': %s", found, errno_advice(errno));
 		free(found);
-		return EXIT_NOINPUT;
+		return -1;
 	}
 	free(found);
 	int ret;
 	if (!strcmp(t->name, "busybox")) {
-		ret = add_file(l, "bin/busybox", real, err);
+		ret = add_file(l, "bin/busybox", real, eb);
 	} else {
 		const char *base = strrchr(real, '/') + 1;
 		char *dst = xasprintf("sbin/%s", base);
-		ret = add_file(l, dst, real, err);
+		ret = add_file(l, dst, real, eb);
 		free(dst);
 		strvec_push(&l->tool_names, base);
 		if (strcmp(base, t->name)) {
@@ -520,13 +512,13 @@ static int add_tool(struct layout *l, const struct img_tool *t, struct sbuf *err
 		}
 	}
 	if (!ret)
-		ret = add_libs(l, real, err);
+		ret = add_libs(l, real, eb);
 	free(real);
 	return ret;
 }
 
 /* One symlink to /bin/busybox per applet, unless a real tool has that name. */
-static int add_applets(struct layout *l, struct sbuf *err)
+static int add_applets(struct layout *l, struct errbuf *eb)
 {
 	struct ent *bb = layout_find(l, "bin/busybox");
 	struct strvec argv = STRVEC_INIT;
@@ -536,9 +528,9 @@ static int add_applets(struct layout *l, struct sbuf *err)
 	int rc = run_cmd(&argv, &out, -1);
 	strvec_free(&argv);
 	if (rc != 0) {
-		sbuf_addf(err, "'%s --list-full' failed (exit %d); is it Debian's busybox-static?", bb->src, rc);
 		sbuf_free(&out);
-		return EXIT_NOINPUT;
+		return errbuf_set(eb, EXIT_NOINPUT, "'%s --list-full' failed (exit %d); is it Debian's busybox-static?",
+				  bb->src, rc);
 	}
 	char *save = NULL;
 	for (char *line = strtok_r(out.buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -574,25 +566,25 @@ static void layout_free(struct layout *l)
 }
 
 /* Describe the image for the current host. Returns 0, or an exit code with err set. */
-static int layout_collect(struct layout *l, struct sbuf *err)
+static int layout_collect(struct layout *l, struct errbuf *eb)
 {
 	int ret;
 	char *agent = img_agent_path();
 	if (access(agent, X_OK) != 0) {
-		sbuf_addf(err, "the guest agent '%s' is missing; run 'make' in '%s'", agent, project_root());
+		errbuf_set(eb, EXIT_NOINPUT, "the guest agent '%s' is missing; run 'make' in '%s'", agent, project_root());
 		free(agent);
-		return EXIT_NOINPUT;
+		return -1;
 	}
-	ret = add_file(l, "init", agent, err);
+	ret = add_file(l, "init", agent, eb);
 	if (!ret)
-		ret = add_libs(l, agent, err);
+		ret = add_libs(l, agent, eb);
 	free(agent);
 	for (size_t i = 0; i < sizeof(tools) / sizeof(tools[0]) && !ret; i++)
-		ret = add_tool(l, &tools[i], err);
+		ret = add_tool(l, &tools[i], eb);
 	if (!ret && file_exists("/etc/mke2fs.conf"))
-		ret = add_file(l, "etc/mke2fs.conf", "/etc/mke2fs.conf", err);
+		ret = add_file(l, "etc/mke2fs.conf", "/etc/mke2fs.conf", eb);
 	if (!ret)
-		ret = add_applets(l, err);
+		ret = add_applets(l, eb);
 	if (ret)
 		return ret;
 
@@ -613,9 +605,9 @@ static int layout_collect(struct layout *l, struct sbuf *err)
 			*s = '\0';
 			struct ent *d = layout_find(l, p);
 			if (d && d->type != ENT_DIR) {
-				sbuf_addf(err, "image layout conflict: '/%s' is needed as a directory", p);
+				errbuf_set(eb, EXIT_SOFTWARE, "image layout conflict: '/%s' is needed as a directory", p);
 				free(p);
-				return EXIT_SOFTWARE;
+				return -1;
 			}
 			if (!d)
 				layout_add(l, p, ENT_DIR, 0755);
@@ -627,7 +619,7 @@ static int layout_collect(struct layout *l, struct sbuf *err)
 }
 
 /* The cache key of a collected layout. Returns 0, or an exit code with err set. */
-static int layout_key(const struct layout *l, char hex[65], struct sbuf *err)
+static int layout_key(const struct layout *l, char hex[65], struct errbuf *eb)
 {
 	struct hasher *h = hasher_new();
 	hasher_adds(h, RECIPE);
@@ -644,8 +636,8 @@ static int layout_key(const struct layout *l, char hex[65], struct sbuf *err)
 			int en = errno;
 			char dummy[65];
 			hasher_done(h, dummy);
-			sbuf_addf(err, "cannot read '%s': %s", e->src, errno_advice(en));
-			return EXIT_NOINPUT;
+			errbuf_set(eb, EXIT_NOINPUT, "cannot read '%s': %s", e->src, errno_advice(en));
+			return -1;
 		}
 	}
 	hasher_done(h, hex);
@@ -744,12 +736,15 @@ static int write_entry(struct archive *a, const struct ent *e, unsigned ino, int
 	return 0;
 }
 
-static void build(const struct layout *l, const char *path)
+static int build(const struct layout *l, const char *path, struct errbuf *eb)
 {
-	char *tmp = img_tmp_name(path);
+	char *tmp = tmp_name(path);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0)
-		die_code(exit_for_errno(errno), "cannot create '%s': %s", tmp, errno_advice(errno));
+	if (fd < 0) {
+		errbuf_errno(eb, errno, "cannot create '%s'", tmp);
+		free(tmp);
+		return -1;
+	}
 	/* The progress line appears only when the build takes more than a moment. */
 	struct progress *prog = NULL;
 	double start = now_s();
@@ -757,7 +752,7 @@ static void build(const struct layout *l, const char *path)
 
 	struct archive *a = archive_write_new();
 	if (!a)
-		die("out of memory");
+		BUG("out of memory");
 	int err = 0, r = 0;
 	const char *bad_src = NULL;
 	if (archive_write_set_format_cpio_newc(a) != ARCHIVE_OK ||
@@ -765,8 +760,12 @@ static void build(const struct layout *l, const char *path)
 	    archive_write_set_filter_option(a, "gzip", "timestamp", NULL) != ARCHIVE_OK ||
 	    archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
 	    archive_write_open_fd(a, fd) != ARCHIVE_OK) {
+		errbuf_set(eb, EXIT_SOFTWARE, "libarchive cannot write a gzip newc cpio: %s", archive_error_string(a));
+		archive_write_free(a);
+		close(fd);
 		unlink(tmp);
-		die("libarchive cannot write a gzip newc cpio: %s", archive_error_string(a));
+		free(tmp);
+		return -1;
 	}
 	for (size_t i = 0; i < l->n && !r; i++) {
 		r = write_entry(a, &l->v[i], (unsigned)i + 1, &err);
@@ -799,13 +798,14 @@ static void build(const struct layout *l, const char *path)
 	if (r) {
 		progress_abort(prog);
 		unlink(tmp);
+		free(tmp);
 		if (bad_src && err == EIO)
-			die_code(EXIT_NOINPUT, "'%s' changed while the image was being built; run again", bad_src);
+			return errbuf_set(eb, EXIT_NOINPUT, "'%s' changed while the image was being built; run again", bad_src);
 		if (bad_src)
-			die_code(EXIT_NOINPUT, "cannot read '%s': %s", bad_src, errno_advice(err));
+			return errbuf_set(eb, EXIT_NOINPUT, "cannot read '%s': %s", bad_src, errno_advice(err));
 		if (!err)
-			die("cannot write '%s': libarchive: %s", path, archive_msg);
-		die_code(exit_for_errno(err), "cannot write '%s': %s", path, errno_advice(err));
+			return errbuf_set(eb, EXIT_SOFTWARE, "cannot write '%s': libarchive: %s", path, archive_msg);
+		return errbuf_errno(eb, err, "cannot write '%s'", path);
 	}
 	free(tmp);
 	struct stat st;
@@ -817,25 +817,25 @@ static void build(const struct layout *l, const char *path)
 	else
 		note("%s", msg);
 	free(msg);
+	return 0;
 }
 
-char *img_initramfs_ensure(void)
+char *img_initramfs_ensure(struct errbuf *e)
 {
 	struct layout l = { 0 };
-	struct sbuf err = SBUF_INIT;
 	char hex[65];
-	int code = layout_collect(&l, &err);
-	if (!code)
-		code = layout_key(&l, hex, &err);
-	if (code)
-		die_code(code, "%s", err.buf);
-	sbuf_free(&err);
-	char *dir = cache_subdir("images");
-	char *path = image_path(dir, hex);
+	char *dir = NULL, *path = NULL;
+	if (layout_collect(&l, e) < 0 || layout_key(&l, hex, e) < 0 || !(dir = cache_subdir("images", e)))
+		goto out;
+	path = image_path(dir, hex);
 	if (!file_exists(path)) {
-		img_tmp_sweep(dir);
-		build(&l, path);
+		tmp_sweep(dir);
+		if (build(&l, path, e) < 0) {
+			free(path);
+			path = NULL;
+		}
 	}
+out:
 	free(dir);
 	layout_free(&l);
 	return path;
@@ -844,20 +844,19 @@ char *img_initramfs_ensure(void)
 char *img_initramfs_cached(void)
 {
 	struct layout l = { 0 };
-	struct sbuf err = SBUF_INIT;
+	struct errbuf e;
 	char hex[65];
 	char *path = NULL;
-	if (!layout_collect(&l, &err) && !layout_key(&l, hex, &err)) {
-		path = xasprintf("%s/images", cache_dir());
-		char *p = image_path(path, hex);
-		free(path);
-		path = p;
+	const char *root = cache_dir();
+	if (root && !layout_collect(&l, &e) && !layout_key(&l, hex, &e)) {
+		char *dir = xasprintf("%s/images", root);
+		path = image_path(dir, hex);
+		free(dir);
 		if (!file_exists(path)) {
 			free(path);
 			path = NULL;
 		}
 	}
-	sbuf_free(&err);
 	layout_free(&l);
 	return path;
 }

@@ -3,13 +3,13 @@
  * the real mkfs/fsck/dmsetup tools and every shared library they load,
  * packed as a gzip-compressed newc cpio and cached by content hash.
  */
-#ifndef CRASHLAB_INITRAMFS_H
-#define CRASHLAB_INITRAMFS_H
+#ifndef CRASHLAB_IMAGES_INITRAMFS_H
+#define CRASHLAB_IMAGES_INITRAMFS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "host/util.h"
+#include "core/util.h"
 
 /* One host program the guest image carries. */
 struct img_tool {
@@ -26,10 +26,10 @@ char *img_agent_path(void);
 
 /*
  * Build the initramfs for the current inputs unless the cache has it, and
- * return its path (malloc'd). Dies on error: EXIT_NOINPUT for a missing
- * agent, tool or library, EXIT_CANTCREAT when the cache cannot be written.
+ * return its path (malloc'd); NULL with e: 66 for a missing agent, tool or
+ * library, 73 when the cache cannot be written.
  */
-char *img_initramfs_ensure(void);
+char *img_initramfs_ensure(struct errbuf *e);
 
 /* The path if the initramfs for the current inputs is already built, else NULL. Never builds. */
 char *img_initramfs_cached(void);
@@ -40,9 +40,9 @@ char *img_initramfs_cached(void);
  * loader would find it (DT_RUNPATH or DT_RPATH, then the system
  * directories, then /etc/ld.so.conf.d). Each path is added once to libs,
  * as found (a soname, often a symlink); a static binary or a file that is
- * not ELF adds nothing. Returns -1 after error() naming the missing library
- * and the object that needs it.
+ * not ELF adds nothing. -1 with e (66) naming the missing library and the
+ * object that needs it.
  */
-int img_elf_deps(const char *path, struct strvec *libs);
+int img_elf_deps(const char *path, struct strvec *libs, struct errbuf *e);
 
 #endif

@@ -31,11 +31,12 @@
 #include "judge/explain.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/util.h"
+#include "core/util.h"
 
 /* A field's attribution: the history position shown (0 = v0), or: */
 #define POS_UNSEEN (-1)
@@ -47,45 +48,35 @@ struct walk {
 	const struct sim *s;
 	int last;                 /* last completed op: the "expected" state */
 	size_t *order;            /* observed nodes sorted by path */
-	/* chosen positions per field, kept in a small open-addressing map */
-	struct pos { struct sim_field f; int pos; int used; } *map;
-	size_t cap, used;
+	/* the chosen position of every field seen, with a map field -> index */
+	struct pos { struct sim_field f; int pos; } *pos;
+	size_t npos, pos_cap;
+	struct hmap map;
 };
 
-static size_t fhash(const struct sim_field *f)
+static uint64_t fhash(const struct sim_field *f)
 {
-	uint64_t h = (uint64_t)f->kind * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(f->ino + 1) * 0xc2b2ae3d27d4eb4fULL ^
-		     (uint64_t)f->key * 0x165667b19e3779f9ULL;
-	return (size_t)(h ^ (h >> 31));
+	return hmap_mix((uint64_t)f->kind, (uint64_t)(int64_t)f->ino, (uint64_t)f->key);
+}
+
+static int same_field(const void *key, size_t idx, void *ctx)
+{
+	const struct sim_field *a = key, *b = &((const struct walk *)ctx)->pos[idx].f;
+	return a->kind == b->kind && a->ino == b->ino && a->key == b->key;
 }
 
 static struct pos *pos_slot(struct walk *w, const struct sim_field *f, int create)
 {
-	if (create && 2 * (w->used + 1) > w->cap) {
-		size_t oc = w->cap;
-		struct pos *old = w->map;
-		w->cap = oc ? 2 * oc : 256;
-		w->map = xcalloc(w->cap, sizeof(*w->map));
-		w->used = 0;
-		for (size_t i = 0; i < oc; i++)
-			if (old[i].used) {
-				*pos_slot(w, &old[i].f, 1) = old[i];
-			}
-		free(old);
-	}
-	if (!w->cap)
-		return NULL;
-	size_t h = fhash(f) % w->cap;
-	for (; w->map[h].used; h = (h + 1) % w->cap)
-		if (w->map[h].f.kind == f->kind && w->map[h].f.ino == f->ino && w->map[h].f.key == f->key)
-			return &w->map[h];
+	uint64_t h = fhash(f);
+	size_t i = hmap_get(&w->map, h, same_field, f, w);
+	if (i != HMAP_NONE)
+		return &w->pos[i];
 	if (!create)
 		return NULL;
-	w->map[h].used = 1;
-	w->map[h].f = *f;
-	w->map[h].pos = POS_UNSEEN;
-	w->used++;
-	return &w->map[h];
+	ALLOC_GROW(w->pos, w->npos + 1, w->pos_cap);
+	w->pos[w->npos] = (struct pos){ *f, POS_UNSEEN };
+	hmap_put(&w->map, h, w->npos);
+	return &w->pos[w->npos++];
 }
 
 /* History helpers: number of versions and version i's value. */
@@ -511,6 +502,24 @@ static int partial_size(struct walk *w, const struct sim_field *f, uint64_t size
 	return 0;
 }
 
+struct unknown_xattr {
+	struct walk *w;
+	const struct sim_inode *in;
+	const struct tree_node *t;
+};
+
+static void unknown_xattr(void *ctx, const struct sbuf *name, const struct sbuf *value)
+{
+	struct unknown_xattr *u = ctx;
+	int64_t id = sim_str_find(u->w->s, name->buf, name->len);
+	int known = 0;
+	for (size_t i = 0; id >= 0 && i < u->in->nallx; i++)
+		known |= u->in->allx[i] == id;
+	if (!known)
+		differ(u->w, "'%s' has xattr %s, which no op ever set", u->t->path, name->buf);
+	(void)value;
+}
+
 static void attribute_inode(struct walk *w, int ino, int nd)
 {
 	const struct sim *s = w->s;
@@ -587,35 +596,9 @@ static void attribute_inode(struct walk *w, int ino, int nd)
 			       sim_str(s, f.key, NULL), got, exp);
 		}
 	}
-	if (t->xattrs && *t->xattrs) {
-		/* a name the workload never set */
-		const char *p = t->xattrs;
-		while (*p) {
-			size_t l = strcspn(p, "=");
-			char name[256];
-			size_t k = 0;
-			for (size_t i = 0; i < l && k + 1 < sizeof(name); i++) {
-				if (p[i] == '%' && i + 2 < l) {
-					unsigned x;
-					sscanf(p + i + 1, "%2x", &x);
-					name[k++] = (char)x;
-					i += 2;
-				} else {
-					name[k++] = p[i];
-				}
-			}
-			name[k] = '\0';
-			int64_t id = sim_str_find(s, name, k);
-			int known = 0;
-			for (size_t i = 0; id >= 0 && i < in->nallx; i++)
-				known |= in->allx[i] == id;
-			if (!known)
-				differ(w, "'%s' has xattr %s, which no op ever set", t->path, name);
-			p += strcspn(p, ";");
-			if (*p)
-				p++;
-		}
-	}
+	/* a name the workload never set */
+	struct unknown_xattr ux = { w, in, t };
+	tree_xattrs_each(t->xattrs, unknown_xattr, &ux);
 }
 
 /* ------------------------------------------------------------------ */
@@ -729,13 +712,11 @@ void explain_state(struct explain *e, const struct sim *s, const struct tree_nod
 	free(seen);
 
 	/* per change status */
-	for (size_t i = 0; i < w.cap; i++) {
-		if (!w.map[i].used)
-			continue;
-		const struct sim_hist *h = sim_history(s, &w.map[i].f);
+	for (size_t i = 0; i < w.npos; i++) {
+		const struct sim_hist *h = sim_history(s, &w.pos[i].f);
 		if (!h)
 			continue;
-		int pos = w.map[i].pos;
+		int pos = w.pos[i].pos;
 		for (size_t k = 0; k < h->n; k++) {
 			size_t c = h->idx[k];
 			int vp = (int)k + 1;
@@ -780,7 +761,8 @@ void explain_state(struct explain *e, const struct sim *s, const struct tree_nod
 	}
 	e->marks[s->w->n] = '\0';
 	free(w.order);
-	free(w.map);
+	free(w.pos);
+	hmap_free(&w.map);
 }
 
 void explain_free(struct explain *e)

@@ -45,7 +45,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "host/util.h"
+#include "core/fs.h"
+#include "core/util.h"
 
 /* snprintf for sentences: a long path makes the sentence shorter, never wrong. */
 static void say(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -57,12 +58,12 @@ static void say(char *buf, size_t n, const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *const model_names[LAB_M_COUNT + 1] = {
+static const char *const model_names[MODEL_COUNT + 1] = {
 	"sequential", "posix", "ext4", "xfs", "btrfs", "f2fs-posix", "f2fs-strict", "somc", "barrier",
 	"fiemap_sync", "universal",
 };
 
-static const char *const model_summaries[LAB_M_COUNT + 1] = {
+static const char *const model_summaries[MODEL_COUNT + 1] = {
 	"what applications naively assume: every crash state is the program's state after some op, at or after the last completed one",
 	"POSIX: fsync makes a file's data and metadata durable; names only by fsync of their directory",
 	"ext4's documented behaviour: POSIX, plus fsync of a new file makes its own name durable",
@@ -76,72 +77,64 @@ static const char *const model_summaries[LAB_M_COUNT + 1] = {
 	"U1-U5, expected of every file system",
 };
 
-const char *lab_model_name(int model)
+const char *model_name(int model)
 {
-	return model >= 0 && model <= LAB_M_COUNT ? model_names[model] : NULL;
+	return model >= 0 && model <= MODEL_COUNT ? model_names[model] : NULL;
 }
 
-const char *lab_model_summary(int model)
+const char *model_summary(int model)
 {
-	return model >= 0 && model <= LAB_M_COUNT ? model_summaries[model] : NULL;
+	return model >= 0 && model <= MODEL_COUNT ? model_summaries[model] : NULL;
 }
 
-int lab_model_parse(const char *name)
+int model_parse(const char *name)
 {
-	for (int i = 0; i < LAB_M_COUNT; i++)
+	for (int i = 0; i < MODEL_COUNT; i++)
 		if (!strcasecmp(name, model_names[i]))
 			return i;
 	if (!strcasecmp(name, "f2fs"))
-		return LAB_M_F2FS_POSIX;
+		return MODEL_F2FS_POSIX;
 	if (!strcasecmp(name, "fiemap-sync"))
-		return LAB_M_FIEMAP_SYNC;
+		return MODEL_FIEMAP_SYNC;
 	return -1;
 }
 
-static const char *const verdict_names[LAB_V_COUNT] = { "kept", "LOST", "bonus", "gone", "broken" };
+static const char *const verdict_names[V_COUNT] = { "kept", "LOST", "bonus", "gone", "broken" };
 
-const char *lab_verdict_name(enum lab_verdict_kind k)
+const char *verdict_name(enum verdict_kind k)
 {
-	return k < LAB_V_COUNT ? verdict_names[k] : "?";
+	return k < V_COUNT ? verdict_names[k] : "?";
 }
 
-int lab_verdict_parse(const char *name)
+int verdict_parse(const char *name)
 {
-	for (int i = 0; i < LAB_V_COUNT; i++)
+	for (int i = 0; i < V_COUNT; i++)
 		if (!strcmp(name, verdict_names[i]))
 			return i;
 	return -1;
 }
 
-int lab_model_of_fs(const char *fs)
+int model_of_fs(const char *fs)
 {
-	if (!strcmp(fs, "ext4"))
-		return LAB_M_EXT4;
-	if (!strcmp(fs, "xfs"))
-		return LAB_M_XFS;
-	if (!strcmp(fs, "btrfs"))
-		return LAB_M_BTRFS;
-	if (!strcmp(fs, "f2fs"))
-		return LAB_M_F2FS_POSIX;
-	return -1;
+	const struct fs_type *t = fs_lookup(fs);
+	return t ? model_parse(t->model) : -1;
 }
 
-int lab_models_select(const char *list, const char *fs, const struct wl_workload *w, unsigned *set, char *err,
-		      size_t errlen)
+int models_select(const char *list, const char *fs, const struct wl_workload *w, unsigned *set, struct errbuf *e)
 {
 	*set = 0;
 	if (!list || !*list) {
-		*set |= 1u << LAB_M_POSIX;
-		int own = fs ? lab_model_of_fs(fs) : -1;
+		*set |= 1u << MODEL_POSIX;
+		int own = fs ? model_of_fs(fs) : -1;
 		if (own >= 0)
 			*set |= 1u << own;
 		for (size_t i = 0; w && i < w->n; i++) {
 			const struct wl_op *op = &w->ops[i];
 			if (op->kind == WL_FBARRIER || op->kind == WL_FDATABARRIER ||
 			    (op->kind == WL_RENAME && op->flags == WL_RENAME_BARRIER))
-				*set |= 1u << LAB_M_BARRIER;
+				*set |= 1u << MODEL_BARRIER;
 			if (op->kind == WL_FIEMAP_SYNC)
-				*set |= 1u << LAB_M_FIEMAP_SYNC;
+				*set |= 1u << MODEL_FIEMAP_SYNC;
 		}
 		return 0;
 	}
@@ -150,19 +143,29 @@ int lab_models_select(const char *list, const char *fs, const struct wl_workload
 		while (*t == ' ')
 			t++;
 		if (!strcmp(t, "all")) {
-			*set |= (1u << LAB_M_COUNT) - 1;
+			*set |= (1u << MODEL_COUNT) - 1;
 			continue;
 		}
 		if (!strcmp(t, "default")) {
 			unsigned d;
-			lab_models_select(NULL, fs, w, &d, err, errlen);
+			models_select(NULL, fs, w, &d, e);
 			*set |= d;
 			continue;
 		}
-		int m = lab_model_parse(t);
+		int m = model_parse(t);
 		if (m < 0) {
-			say(err, errlen, "unknown model '%s' (choose from sequential, posix, ext4, xfs, btrfs, "
-					      "f2fs-posix, f2fs-strict, somc, barrier, fiemap_sync, all)", t);
+			const char *names[MODEL_COUNT + 3];
+			for (int k = 0; k < MODEL_COUNT; k++)
+				names[k] = model_names[k];
+			names[MODEL_COUNT] = "all";
+			names[MODEL_COUNT + 1] = "default";
+			names[MODEL_COUNT + 2] = NULL;
+			const char *near = nearest_word(t, names);
+			char hint[64] = "";
+			if (near)
+				say(hint, sizeof(hint), "; did you mean '%s'?", near);
+			errbuf_set(e, EXIT_USAGE, "unknown model '%s'%s (choose from sequential, posix, ext4, xfs, btrfs, "
+				   "f2fs-posix, f2fs-strict, somc, barrier, fiemap_sync, all)", t, hint);
 			free(copy);
 			return -1;
 		}
@@ -200,13 +203,13 @@ enum {
 	C_BAR_META = 1 << 10,   /* barrier: earlier metadata too */
 };
 
-#define M(x) (1u << LAB_M_##x)
+#define M(x) (1u << MODEL_##x)
 #define DURABILITY (M(POSIX) | M(EXT4) | M(XFS) | M(BTRFS) | M(F2FS_POSIX) | M(F2FS_STRICT) | M(SOMC))
 #define SOMC_LIKE (M(XFS) | M(F2FS_STRICT) | M(SOMC))
 
 struct rule {
 	const char *id;
-	unsigned models;          /* bit set of enum lab_model */
+	unsigned models;          /* bit set of enum model */
 	enum trigger trigger;
 	unsigned covers;          /* C_* */
 	const char *promise;      /* what it promises, completing "so <model> promises ..." */
@@ -263,13 +266,13 @@ static const struct rule universal[NU] = {
 	  "GUARANTEES.md U5: every op completed before sync/syncfs returned (and the sync) is in P" },
 };
 
-size_t lab_rules(const struct lab_rule_info **out)
+size_t model_rules(const struct rule_info **out)
 {
-	static struct lab_rule_info info[NRULES + NU];
+	static struct rule_info info[NRULES + NU];
 	for (size_t i = 0; i < NRULES; i++)
-		info[i] = (struct lab_rule_info){ rule_table[i].id, rule_table[i].models, rule_table[i].cite };
+		info[i] = (struct rule_info){ rule_table[i].id, rule_table[i].models, rule_table[i].cite };
 	for (size_t i = 0; i < NU; i++)
-		info[NRULES + i] = (struct lab_rule_info){ universal[i].id, (1u << LAB_M_COUNT) - 1, universal[i].cite };
+		info[NRULES + i] = (struct rule_info){ universal[i].id, (1u << MODEL_COUNT) - 1, universal[i].cite };
 	*out = info;
 	return NRULES + NU;
 }
@@ -291,8 +294,8 @@ struct group {
 
 struct judge {
 	const struct sim *s;
-	const struct sim_guest *res;
-	const struct lab_judge_state *st;
+	const struct op_result *res;
+	const struct check_report *st;
 	struct explain ex;
 	int64_t point;
 	int last_completed;
@@ -300,7 +303,7 @@ struct judge {
 	struct group *g;
 	size_t ng, gcap;
 	unsigned char *covered;    /* per change, for the current model */
-	struct lab_judgement *out;
+	struct judgement *out;
 };
 
 static int completed(const struct judge *j, int op)
@@ -673,7 +676,7 @@ static void judge_model(struct judge *j, int model)
 	}
 	/* what no rule of the model promised, among the completed ops (the
 	 * barrier models judge only what their calls cover) */
-	if (model == LAB_M_BARRIER || model == LAB_M_FIEMAP_SYNC)
+	if (model == MODEL_BARRIER || model == MODEL_FIEMAP_SYNC)
 		return;
 	for (size_t c = 0; c < s->nch; c++)
 		if (!j->covered[c] && completed(j, s->ch[c].op))
@@ -690,11 +693,11 @@ static void op_text(const struct sim *s, int op, char *buf, size_t n)
 	say(buf, n, "op %d `%s`", op, t);
 }
 
-static struct lab_verdict *new_verdict(struct judge *j)
+static struct verdict *new_verdict(struct judge *j)
 {
-	struct lab_judgement *o = j->out;
+	struct judgement *o = j->out;
 	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
-	struct lab_verdict *v = &o->v[o->n++];
+	struct verdict *v = &o->v[o->n++];
 	memset(v, 0, sizeof(*v));
 	return v;
 }
@@ -707,13 +710,13 @@ static const char *aspect_word(char a)
 static void emit_group(struct judge *j, const struct group *g)
 {
 	const struct sim *s = j->s;
-	struct lab_verdict *v = new_verdict(j);
+	struct verdict *v = new_verdict(j);
 	v->model = g->model;
 	v->op = g->op;
 	v->trigger = g->trigger;
-	const char *mname = lab_model_name(g->model);
-	v->rule = g->rule ? g->rule->id : "unpromised";
-	v->cite = g->rule ? g->rule->cite : "no rule of the model covers it";
+	const char *mname = model_name(g->model);
+	say(v->rule, sizeof(v->rule), "%s", g->rule ? g->rule->id : "unpromised");
+	say(v->cite, sizeof(v->cite), "%s", g->rule ? g->rule->cite : "no rule of the model covers it");
 	size_t c = g->n_missing ? g->first_missing : g->first;
 	const struct sim_change *ch = &s->ch[c];
 	int k = g->trigger ? g->trigger : ch->op;
@@ -748,7 +751,7 @@ static void emit_group(struct judge *j, const struct group *g)
 	if (total > 1)
 		say(pieces, sizeof(pieces), " (%zu of its %zu pieces there)", g->n_ok, total);
 	if (g->promised) {
-		v->kind = g->n_missing ? LAB_V_LOST : LAB_V_KEPT;
+		v->kind = g->n_missing ? V_LOST : V_KEPT;
 		if (g->rule->trigger == T_EVERY_STATE && g->rule->covers & C_PREFIX)
 			say(trig, sizeof(trig), "the state shows or completed every op up to op %d", g->trigger);
 		else if (g->rule->trigger == T_EVERY_STATE)
@@ -769,7 +772,7 @@ static void emit_group(struct judge *j, const struct group *g)
 			say(v->reason, sizeof(v->reason), "kept: %s, so %s promises %s (%s), and %s is there %s (%s)", trig,
 			    mname, g->rule->promise, g->rule->id, optx, where, v->observed);
 	} else {
-		v->kind = g->n_missing ? LAB_V_GONE : LAB_V_BONUS;
+		v->kind = g->n_missing ? V_GONE : V_BONUS;
 		char why[160];
 		if (g->rule)
 			say(why, sizeof(why), "no later witness of the barrier is visible or durable, so %s (%s) does not yet promise",
@@ -785,13 +788,13 @@ static void emit_group(struct judge *j, const struct group *g)
 	}
 }
 
-static struct lab_verdict *universal_verdict(struct judge *j, int u, int broken)
+static struct verdict *universal_verdict(struct judge *j, int u, int broken)
 {
-	struct lab_verdict *v = new_verdict(j);
-	v->model = LAB_M_UNIVERSAL;
-	v->rule = universal[u].id;
-	v->cite = universal[u].cite;
-	v->kind = broken ? LAB_V_BROKEN : LAB_V_KEPT;
+	struct verdict *v = new_verdict(j);
+	v->model = MODEL_UNIVERSAL;
+	say(v->rule, sizeof(v->rule), "%s", universal[u].id);
+	say(v->cite, sizeof(v->cite), "%s", universal[u].cite);
+	v->kind = broken ? V_BROKEN : V_KEPT;
 	return v;
 }
 
@@ -818,10 +821,10 @@ static int shown_entry(const struct judge *j, int dir, int64_t name)
 static void judge_universal(struct judge *j)
 {
 	const struct sim *s = j->s;
-	const struct lab_judge_state *st = j->st;
+	const struct check_report *st = j->st;
 	/* U2 */
 	if (st->fsck_status >= 0) {
-		struct lab_verdict *v = universal_verdict(j, U2, !st->fsck_clean);
+		struct verdict *v = universal_verdict(j, U2, !st->fsck_clean);
 		say(v->expected, sizeof(v->expected), "fsck clean");
 		say(v->observed, sizeof(v->observed), st->fsck_clean ? "clean" : "exit status %d", st->fsck_status);
 		say(v->reason, sizeof(v->reason), st->fsck_clean ? "kept: fsck found nothing to fix (U2)"
@@ -830,7 +833,7 @@ static void judge_universal(struct judge *j)
 	}
 	/* U3 */
 	{
-		struct lab_verdict *v = universal_verdict(j, U3, !j->ex.explained);
+		struct verdict *v = universal_verdict(j, U3, !j->ex.explained);
 		say(v->expected, sizeof(v->expected), "S0 plus some set of op pieces");
 		if (j->ex.explained) {
 			say(v->observed, sizeof(v->observed), "explained%s", j->ex.ntorn ? " (with torn blocks)" : "");
@@ -867,7 +870,7 @@ static void judge_universal(struct judge *j)
 		char bpath[256], apath[256];
 		explain_field_path(s, &dst->f, r, bpath, sizeof(bpath));
 		explain_field_path(s, &src->f, r - 1, apath, sizeof(apath));
-		struct lab_verdict *v;
+		struct verdict *v;
 		/* b existed (durably: from S0) and is now missing, with no later visible removal */
 		if (dst->old != SIM_ABSENT && at_b == SIM_ABSENT && sim_value_at(s, &dst->f, 0) == dst->old) {
 			int later_removal = 0;
@@ -927,7 +930,7 @@ static void judge_universal(struct judge *j)
 				miss = (long)c;
 		char optx[320];
 		op_text(s, y, optx, sizeof(optx));
-		struct lab_verdict *v = universal_verdict(j, U5, miss >= 0);
+		struct verdict *v = universal_verdict(j, U5, miss >= 0);
 		v->trigger = y;
 		if (miss < 0) {
 			say(v->expected, sizeof(v->expected), "every earlier op");
@@ -948,20 +951,20 @@ static void judge_universal(struct judge *j)
 	}
 }
 
-void lab_judge(const struct sim *s, const struct sim_guest *res, const struct lab_judge_state *st,
-	       struct lab_judgement *out)
+void model_judge(const struct sim *s, const struct op_result *res, const struct check_report *st, int64_t point,
+		 struct judgement *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->judged = 1;
-	struct judge j = { .s = s, .res = res, .st = st, .point = st->point, .out = out };
+	struct judge j = { .s = s, .res = res, .st = st, .point = point, .out = out };
 	for (size_t i = 0; i < s->w->n; i++)
-		if (s->w->ops[i].section == WL_RUN && res[i].log_pos <= st->point) {
+		if (s->w->ops[i].section == WL_RUN && res[i].log_pos <= point) {
 			j.last_completed = s->w->ops[i].id;
 			if (wl_is_persistence(&s->w->ops[i]) && res[i].ret == 0)
 				j.last_persisted = s->w->ops[i].id;
 		}
 	if (!st->mount_ok) {
-		struct lab_verdict *v = universal_verdict(&j, U1, 1);
+		struct verdict *v = universal_verdict(&j, U1, 1);
 		say(v->expected, sizeof(v->expected), "mounts");
 		say(v->observed, sizeof(v->observed), "does not mount");
 		say(v->reason, sizeof(v->reason), "broken: the file system does not mount after the crash (U1)");
@@ -972,17 +975,17 @@ void lab_judge(const struct sim *s, const struct sim_guest *res, const struct la
 			out->marks[i] = s->w->ops[i].section == WL_SETUP ? EX_MARK_SETUP : EX_MARK_UNSEEN;
 		out->marks[s->w->n] = '\0';
 	} else {
-		struct lab_verdict *v = universal_verdict(&j, U1, 0);
+		struct verdict *v = universal_verdict(&j, U1, 0);
 		say(v->expected, sizeof(v->expected), "mounts");
 		say(v->observed, sizeof(v->observed), "mounts");
 		say(v->reason, sizeof(v->reason), "kept: the file system mounts after the crash (U1)");
-		explain_state(&j.ex, s, st->nodes, st->n, j.last_completed);
+		explain_state(&j.ex, s, st->nodes, st->n_nodes, j.last_completed);
 		out->explained = j.ex.explained;
 		say(out->diff, sizeof(out->diff), "%s", j.ex.diff);
 		out->marks = xstrdup(j.ex.marks);
 		judge_universal(&j);
 		j.covered = xcalloc(s->nch ? s->nch : 1, 1);
-		for (int m = 0; m < LAB_M_COUNT; m++) {
+		for (int m = 0; m < MODEL_COUNT; m++) {
 			j.ng = 0;
 			judge_model(&j, m);
 			for (size_t i = 0; i < j.ng; i++)
@@ -996,9 +999,18 @@ void lab_judge(const struct sim *s, const struct sim_guest *res, const struct la
 		out->count[out->v[i].model][out->v[i].kind]++;
 }
 
-void lab_judgement_free(struct lab_judgement *j)
+void judgement_free(struct judgement *j)
 {
 	free(j->v);
 	free(j->marks);
 	memset(j, 0, sizeof(*j));
+}
+
+char *models_join(unsigned set)
+{
+	struct sbuf sb = SBUF_INIT;
+	for (int m = 0; m < MODEL_COUNT; m++)
+		if (set & (1u << m))
+			sbuf_addf(&sb, "%s%s", sb.len ? "," : "", model_name(m));
+	return sbuf_detach(&sb);
 }

@@ -33,65 +33,45 @@
 #include <string.h>
 
 #include "core/tree.h"
-#include "host/util.h"
+#include "core/util.h"
 
 /* ------------------------------------------------------------------ */
 /* Interning */
 
-static uint64_t hash_bytes(const void *p, size_t n)
+static int same_str(const void *key, size_t idx, void *ctx)
 {
-	return tree_fnv1a(p, n) | 1;
+	const struct sim_strs *t = ctx;
+	const struct sbuf *k = key;
+	return t->len[idx] == k->len && !memcmp(t->s[idx], k->buf, k->len);
+}
+
+static int64_t str_lookup(const struct sim *s, const char *str, size_t len)
+{
+	struct sbuf k = { (char *)str, len, 0 };
+	size_t i = hmap_get(&s->strs.map, fnv1a64(str, len), same_str, &k, (void *)&s->strs);
+	return i == HMAP_NONE ? -1 : (int64_t)i;
 }
 
 static int64_t str_intern(struct sim *s, const char *str, size_t len)
 {
 	struct sim_strs *t = &s->strs;
-	if (2 * (t->n + 1) > t->hcap) {
-		size_t nc = t->hcap ? 2 * t->hcap : 64;
-		int64_t *nh = xmalloc(nc * sizeof(*nh));
-		for (size_t i = 0; i < nc; i++)
-			nh[i] = -1;
-		for (size_t i = 0; i < t->n; i++) {
-			size_t h = hash_bytes(t->s[i], t->len[i]) % nc;
-			while (nh[h] >= 0)
-				h = (h + 1) % nc;
-			nh[h] = (int64_t)i;
-		}
-		free(t->hash);
-		t->hash = nh;
-		t->hcap = nc;
-	}
-	size_t h = hash_bytes(str, len) % t->hcap;
-	for (; t->hash[h] >= 0; h = (h + 1) % t->hcap) {
-		int64_t i = t->hash[h];
-		if (t->len[i] == len && !memcmp(t->s[i], str, len))
-			return i;
-	}
+	int64_t id = str_lookup(s, str, len);
+	if (id >= 0)
+		return id;
 	if (t->n == t->cap) {
 		t->cap = t->cap ? 2 * t->cap : 64;
 		t->s = xrealloc(t->s, t->cap * sizeof(*t->s));
 		t->len = xrealloc(t->len, t->cap * sizeof(*t->len));
 	}
-	t->s[t->n] = xmalloc(len + 1);
-	memcpy(t->s[t->n], str, len);
-	t->s[t->n][len] = '\0';
+	t->s[t->n] = xmemdup(str, len);
 	t->len[t->n] = len;
-	t->hash[h] = (int64_t)t->n;
+	hmap_put(&t->map, fnv1a64(str, len), t->n);
 	return (int64_t)t->n++;
 }
 
 int64_t sim_str_find(const struct sim *s, const char *str, size_t len)
 {
-	const struct sim_strs *t = &s->strs;
-	if (!t->hcap)
-		return -1;
-	size_t h = hash_bytes(str, len) % t->hcap;
-	for (; t->hash[h] >= 0; h = (h + 1) % t->hcap) {
-		int64_t i = t->hash[h];
-		if (t->len[i] == len && !memcmp(t->s[i], str, len))
-			return i;
-	}
-	return -1;
+	return str_lookup(s, str, len);
 }
 
 const char *sim_str(const struct sim *s, int64_t id, size_t *len)
@@ -102,37 +82,22 @@ const char *sim_str(const struct sim *s, int64_t id, size_t *len)
 	return s->strs.s[id];
 }
 
+static int same_block(const void *key, size_t idx, void *ctx)
+{
+	const struct sim_blocks *t = ctx;
+	return !memcmp(t->b[idx], key, TREE_BLOCK);
+}
+
 static int64_t blk_intern(struct sim *s, const unsigned char *b)
 {
 	struct sim_blocks *t = &s->blks;
-	if (2 * (t->n + 1) > t->hcap) {
-		size_t nc = t->hcap ? 2 * t->hcap : 256;
-		int64_t *nh = xmalloc(nc * sizeof(*nh));
-		for (size_t i = 0; i < nc; i++)
-			nh[i] = -1;
-		for (size_t i = 0; i < t->n; i++) {
-			size_t h = hash_bytes(t->b[i], TREE_BLOCK) % nc;
-			while (nh[h] >= 0)
-				h = (h + 1) % nc;
-			nh[h] = (int64_t)i;
-		}
-		free(t->hash);
-		t->hash = nh;
-		t->hcap = nc;
-	}
-	size_t h = hash_bytes(b, TREE_BLOCK) % t->hcap;
-	for (; t->hash[h] >= 0; h = (h + 1) % t->hcap) {
-		int64_t i = t->hash[h];
-		if (!memcmp(t->b[i], b, TREE_BLOCK))
-			return i;
-	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 256;
-		t->b = xrealloc(t->b, t->cap * sizeof(*t->b));
-	}
-	t->b[t->n] = xmalloc(TREE_BLOCK);
-	memcpy(t->b[t->n], b, TREE_BLOCK);
-	t->hash[h] = (int64_t)t->n;
+	uint64_t h = fnv1a64(b, TREE_BLOCK);
+	size_t i = hmap_get(&t->map, h, same_block, b, t);
+	if (i != HMAP_NONE)
+		return (int64_t)i;
+	ALLOC_GROW(t->b, t->n + 1, t->cap);
+	t->b[t->n] = xmemdup(b, TREE_BLOCK);
+	hmap_put(&t->map, h, t->n);
 	return (int64_t)t->n++;
 }
 
@@ -150,55 +115,35 @@ void sim_block_token(const struct sim *s, int64_t id, uint64_t off, size_t len, 
 /* ------------------------------------------------------------------ */
 /* Fields and their history */
 
-static size_t field_hash(const struct sim_field *f)
+static uint64_t field_hash(const struct sim_field *f)
 {
-	uint64_t h = (uint64_t)f->kind * 0x9e3779b97f4a7c15ULL ^ (uint64_t)f->ino * 0xc2b2ae3d27d4eb4fULL ^
-		     (uint64_t)f->key * 0x165667b19e3779f9ULL;
-	return (size_t)(h ^ (h >> 29));
+	return hmap_mix((uint64_t)f->kind, (uint64_t)(int64_t)f->ino, (uint64_t)f->key);
 }
 
-static int field_eq(const struct sim_field *a, const struct sim_field *b)
+static int same_field(const void *key, size_t idx, void *ctx)
 {
+	const struct sim_field *a = key, *b = &((const struct sim *)ctx)->hist[idx].f;
 	return a->kind == b->kind && a->ino == b->ino && a->key == b->key;
-}
-
-static struct sim_hist *hist_slot(const struct sim *s, const struct sim_field *f)
-{
-	if (!s->hcap)
-		return NULL;
-	size_t h = field_hash(f) % s->hcap;
-	for (; s->hist[h].used; h = (h + 1) % s->hcap)
-		if (field_eq(&s->hist[h].f, f))
-			return &s->hist[h];
-	return &s->hist[h];
 }
 
 static void hist_add(struct sim *s, const struct sim_field *f, size_t change)
 {
-	if (2 * (s->nhist + 1) > s->hcap) {
-		size_t oc = s->hcap;
-		struct sim_hist *old = s->hist;
-		s->hcap = oc ? 2 * oc : 256;
-		s->hist = xcalloc(s->hcap, sizeof(*s->hist));
-		for (size_t i = 0; i < oc; i++)
-			if (old[i].used)
-				*hist_slot(s, &old[i].f) = old[i];
-		free(old);
+	uint64_t h = field_hash(f);
+	size_t i = hmap_get(&s->hist_map, h, same_field, f, s);
+	if (i == HMAP_NONE) {
+		ALLOC_GROW(s->hist, s->nhist + 1, s->hist_cap);
+		i = s->nhist++;
+		s->hist[i] = (struct sim_hist){ .f = *f };
+		hmap_put(&s->hist_map, h, i);
 	}
-	struct sim_hist *hs = hist_slot(s, f);
-	if (!hs->used) {
-		hs->used = 1;
-		hs->f = *f;
-		s->nhist++;
-	}
-	hs->idx = xrealloc(hs->idx, (hs->n + 1) * sizeof(*hs->idx));
-	hs->idx[hs->n++] = change;
+	struct sim_hist *hs = &s->hist[i];
+	ARRAY_PUSH(hs->idx, hs->n, hs->cap, change);
 }
 
 const struct sim_hist *sim_history(const struct sim *s, const struct sim_field *f)
 {
-	struct sim_hist *h = hist_slot(s, f);
-	return h && h->used ? h : NULL;
+	size_t i = hmap_get(&s->hist_map, field_hash(f), same_field, f, (void *)s);
+	return i == HMAP_NONE ? NULL : &s->hist[i];
 }
 
 /* Raw field access on the current (final) inode table. */
@@ -321,7 +266,7 @@ static void set_field(struct ctx *c, enum sim_field_kind kind, int ino, int64_t 
 	field_put(s, &f, val);
 	if (!c->record)
 		return;
-	s->ch = xrealloc(s->ch, (s->nch + 1) * sizeof(*s->ch));
+	ALLOC_GROW(s->ch, s->nch + 1, s->ch_cap);
 	s->ch[s->nch] = (struct sim_change){ .op = c->op->id, .f = f, .old = old, .val = val, .data = data };
 	hist_add(s, &f, s->nch);
 	s->nch++;
@@ -352,7 +297,7 @@ static int new_inode(struct sim *s, char type, uint32_t mode, int born)
 {
 	if (born < 0)
 		return SIM_ROOT; /* a dry run creates nothing */
-	s->in = xrealloc(s->in, (s->nin + 1) * sizeof(*s->in));
+	ALLOC_GROW(s->in, s->nin + 1, s->in_cap);
 	memset(&s->in[s->nin], 0, sizeof(s->in[s->nin]));
 	s->in[s->nin].type = type;
 	s->in[s->nin].mode = mode;
@@ -961,7 +906,7 @@ static void remember_objects(struct sim *s, struct sim_op *so)
 	}
 }
 
-static void learn_ino(struct sim *s, const struct sim_op *so, const struct sim_guest *g)
+static void learn_ino(struct sim *s, const struct sim_op *so, const struct op_result *g)
 {
 	const struct wl_op *op = so->op;
 	if (!g || !op->path)
@@ -983,8 +928,8 @@ static void learn_ino(struct sim *s, const struct sim_op *so, const struct sim_g
 	}
 }
 
-static int sim_exec(struct sim *s, const struct wl_workload *w, const struct sim_guest *res, int check_only,
-		    char *err, size_t errlen)
+static int sim_exec(struct sim *s, const struct wl_workload *w, const struct op_result *res, int check_only,
+		    struct errbuf *eb)
 {
 	memset(s, 0, sizeof(*s));
 	s->w = w;
@@ -996,7 +941,7 @@ static int sim_exec(struct sim *s, const struct wl_workload *w, const struct sim
 		struct sim_op *so = &s->ops[i];
 		so->op = op;
 		so->first = s->nch;
-		const struct sim_guest *g = res ? &res[i] : NULL;
+		const struct op_result *g = res ? &res[i] : NULL;
 		so->guest_err = g ? (g->err ? g->err : (g->ret < 0 ? EIO : 0)) : -1;
 		struct ctx c = { s, op, op->section == WL_RUN, 0 };
 		int unsup = 0, e;
@@ -1025,7 +970,7 @@ static int sim_exec(struct sim *s, const struct wl_workload *w, const struct sim
 			if (unsup) {
 				char text[300];
 				op_text(op, text, sizeof(text));
-				snprintf(err, errlen, "op %d (line %d) `%s`: the simulator cannot model it (%s)", op->id,
+				errbuf_set(eb, EXIT_DATAERR, "op %d (line %d) `%s`: the simulator cannot model it (%s)", op->id,
 					 op->line, text,
 					 e == EFBIG ? "file offsets beyond 1 GiB"
 						    : "a symlink inside a path, or one pointing outside the file system");
@@ -1049,15 +994,15 @@ static int sim_exec(struct sim *s, const struct wl_workload *w, const struct sim
 	return 0;
 }
 
-int sim_run(struct sim *s, const struct wl_workload *w, const struct sim_guest *res, char *err, size_t errlen)
+int sim_run(struct sim *s, const struct wl_workload *w, const struct op_result *res, struct errbuf *e)
 {
-	return sim_exec(s, w, res, 0, err, errlen);
+	return sim_exec(s, w, res, 0, e);
 }
 
-int sim_check(const struct wl_workload *w, char *err, size_t errlen)
+int sim_check(const struct wl_workload *w, struct errbuf *e)
 {
 	struct sim s;
-	int r = sim_exec(&s, w, NULL, 1, err, errlen);
+	int r = sim_exec(&s, w, NULL, 1, e);
 	sim_free(&s);
 	return r;
 }
@@ -1082,14 +1027,15 @@ void sim_free(struct sim *s)
 		free(s->strs.s[i]);
 	free(s->strs.s);
 	free(s->strs.len);
-	free(s->strs.hash);
+	hmap_free(&s->strs.map);
 	for (size_t i = 0; i < s->blks.n; i++)
 		free(s->blks.b[i]);
 	free(s->blks.b);
-	free(s->blks.hash);
-	for (size_t i = 0; i < s->hcap; i++)
+	hmap_free(&s->blks.map);
+	for (size_t i = 0; i < s->nhist; i++)
 		free(s->hist[i].idx);
 	free(s->hist);
+	hmap_free(&s->hist_map);
 	for (size_t i = 0; i < s->nopened; i++)
 		free(s->opened[i]);
 	free(s->opened);

@@ -28,12 +28,13 @@
  * sim_op.mismatch and reported. An op that succeeded in the guest but that
  * the simulator refuses is not applied either, and is a mismatch.
  */
-#ifndef CRASHLAB_SIM_H
-#define CRASHLAB_SIM_H
+#ifndef CRASHLAB_JUDGE_SIM_H
+#define CRASHLAB_JUDGE_SIM_H
 
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/hmap.h"
 #include "core/workload.h"
 
 #define SIM_ABSENT (-1)
@@ -54,14 +55,6 @@ struct sim_change {
 	struct sim_field f;
 	int64_t old, val;        /* the field's value before and after */
 	int data;                /* 1: file data (a block, or the size a data write set); 0: metadata */
-};
-
-/* What the guest reported for one op (record.h lab_op_result, crashdb ops). */
-struct sim_guest {
-	int64_t ret;
-	int err;                 /* errno, 0 when the op succeeded */
-	uint64_t ino, ino2;      /* the guest's inode numbers of path/path2 after the op */
-	int64_t log_pos;         /* log position when it returned */
 };
 
 /* One op as the simulator saw it. */
@@ -103,48 +96,46 @@ struct sim_inode {
 struct sim {
 	const struct wl_workload *w;
 	struct sim_inode *in;    /* the inodes as they are after the last op */
-	size_t nin;
+	size_t nin, in_cap;
 	struct sim_op *ops;      /* one per workload op */
 	struct sim_change *ch;   /* the run ops' changes, in op order */
-	size_t nch;
+	size_t nch, ch_cap;
 	struct sim_strs {        /* interned names and xattr values: id -> bytes */
 		char **s;        /* NUL-terminated copies */
 		size_t *len;     /* their lengths (values may hold NULs) */
 		size_t n, cap;
-		int64_t *hash;   /* open-addressing table of ids, hcap slots, -1 empty */
-		size_t hcap;
+		struct hmap map; /* bytes -> id */
 	} strs;
 	struct sim_blocks {      /* interned 4 KiB blocks: id -> bytes; id 0 is zeros */
 		unsigned char **b;
 		size_t n, cap;
-		int64_t *hash;   /* open-addressing table of ids, hcap slots, -1 empty */
-		size_t hcap;
+		struct hmap map; /* bytes -> id */
 	} blks;
 	char **opened;           /* paths with an open fd (for close's EBADF) */
 	size_t nopened;
-	struct sim_hist *hist;   /* field -> its changes: open-addressing table of hcap slots */
-	size_t hcap, nhist;      /* slots, and slots used */
+	struct sim_hist *hist;   /* every field a run op changed, with its changes */
+	size_t nhist, hist_cap;
+	struct hmap hist_map;    /* field -> index into hist */
 };
 
 /* The changes of one field, in op order. */
 struct sim_hist {
 	struct sim_field f;      /* the field */
-	int used;                /* the hash slot is taken */
 	size_t *idx;             /* indices into sim.ch */
-	size_t n;
+	size_t n, cap;
 };
 
 /*
  * Can the simulator model every op of w? 0, or -1 with a message naming
- * the op ("op 5 (line 9) `write f 2G 4K`: ...") in err. Checked before a
+ * the op ("op 5 (line 9) `write f 2G 4K`: ...") in e (65). Checked before a
  * run starts, so a workload it cannot judge is refused up front.
  */
-int sim_check(const struct wl_workload *w, char *err, size_t errlen);
+int sim_check(const struct wl_workload *w, struct errbuf *e);
 
 /* Simulate w with the guest's results (one per op; NULL: assume the
- * simulator's own outcome). 0, or -1 with a message in err when an op
+ * simulator's own outcome). 0, or -1 with a message in e when an op
  * cannot be modelled. */
-int sim_run(struct sim *s, const struct wl_workload *w, const struct sim_guest *res, char *err, size_t errlen);
+int sim_run(struct sim *s, const struct wl_workload *w, const struct op_result *res, struct errbuf *e);
 void sim_free(struct sim *s);
 
 /* The history of a field, or NULL when no run op changed it. */

@@ -152,7 +152,7 @@ static int open_port(void)
 				continue;
 			name[n] = '\0';
 			name[strcspn(name, "\n")] = '\0';
-			if (strcmp(name, LAB_PROTO_PORT))
+			if (strcmp(name, PROTO_PORT))
 				continue;
 			snprintf(path, sizeof(path), "/dev/%s", de->d_name);
 			closedir(d);
@@ -181,7 +181,7 @@ static int chan = -1;
 
 static void send_or_die(uint8_t type, uint16_t flags, uint32_t seq, const void *d, uint32_t n)
 {
-	if (lab_proto_send(chan, type, flags, seq, d, n) < 0) {
+	if (proto_send(chan, type, flags, seq, d, n) < 0) {
 		logmsg("channel write failed: %s", strerror(errno));
 		power_off();
 	}
@@ -190,15 +190,15 @@ static void send_or_die(uint8_t type, uint16_t flags, uint32_t seq, const void *
 static void start_job(struct job *j, uint32_t seq, unsigned char *data, uint32_t len)
 {
 	char *argv[256];
-	if (lab_proto_unpack_argv(data, len, argv, 256) < 1) {
+	if (proto_unpack_argv(data, len, argv, 256) < 1) {
 		const char *m = "malformed EXEC request";
-		send_or_die(LAB_MSG_ERROR, 0, seq, m, (uint32_t)strlen(m));
+		send_or_die(PROTO_MSG_ERROR, 0, seq, m, (uint32_t)strlen(m));
 		return;
 	}
 	int po[2], pe[2];
 	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0) {
 		const char *m = "pipe failed";
-		send_or_die(LAB_MSG_ERROR, 0, seq, m, (uint32_t)strlen(m));
+		send_or_die(PROTO_MSG_ERROR, 0, seq, m, (uint32_t)strlen(m));
 		return;
 	}
 	pid_t pid = fork();
@@ -224,61 +224,40 @@ static void start_job(struct job *j, uint32_t seq, unsigned char *data, uint32_t
 	j->status = 0;
 }
 
-char *agent_kv(const char *text, size_t len, const char *key)
-{
-	size_t klen = strlen(key);
-	const char *p = text, *end = text + len;
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *le = nl ? nl : end;
-		if ((size_t)(le - p) > klen && !strncmp(p, key, klen) && p[klen] == '=') {
-			size_t vlen = (size_t)(le - p) - klen - 1;
-			char *v = malloc(vlen + 1);
-			if (!v)
-				return NULL;
-			memcpy(v, p + klen + 1, vlen);
-			v[vlen] = '\0';
-			return v;
-		}
-		p = le + 1;
-	}
-	return NULL;
-}
-
 static struct agent_ops *ops;
 static struct agent_checker *checker;
 
-static void send_result(uint32_t seq, const struct agent_result *r)
+static void send_result(uint32_t seq, const struct op_result *r)
 {
 	char buf[256];
-	int n = snprintf(buf, sizeof(buf), "ret=%ld\nerrno=%d\nino=%llu\nino2=%llu\nms=%.3f\n", r->ret,
-			 r->err, (unsigned long long)r->ino, (unsigned long long)r->ino2, r->ms);
-	send_or_die(LAB_MSG_RESULT, 0, seq, buf, (uint32_t)n);
+	int n = proto_result_format(r, buf, sizeof(buf));
+	send_or_die(PROTO_MSG_RESULT, 0, seq, buf, (uint32_t)n);
 }
 
 static void send_error(uint32_t seq, const char *msg)
 {
-	send_or_die(LAB_MSG_ERROR, 0, seq, msg, (uint32_t)strlen(msg));
+	send_or_die(PROTO_MSG_ERROR, 0, seq, msg, (uint32_t)strlen(msg));
 }
 
-static void handle_session(const struct lab_msg *m)
+static void handle_session(const struct proto_msg *m)
 {
-	char *dir = agent_kv((const char *)m->data, m->len, "dir");
-	char *fb = agent_kv((const char *)m->data, m->len, "fbarrier");
-	char *fdb = agent_kv((const char *)m->data, m->len, "fdatabarrier");
+	char *dir = kv_get((const char *)m->data, m->len, "dir");
+	char *fb = kv_get((const char *)m->data, m->len, "fbarrier");
+	char *fdb = kv_get((const char *)m->data, m->len, "fdatabarrier");
 	if (ops)
 		agent_ops_free(ops);
 	ops = agent_ops_new(dir ? dir : "/mnt", fb ? atol(fb) : -1, fdb ? atol(fdb) : -1);
-	struct agent_result r = { .ret = ops ? 0 : -1, .err = ops ? 0 : errno };
+	struct op_result r = { .ret = ops ? 0 : -1, .err = ops ? 0 : errno };
 	send_result(m->seq, &r);
 	free(dir);
 	free(fb);
 	free(fdb);
 }
 
-static void handle_op(const struct lab_msg *m)
+static void handle_op(const struct proto_msg *m)
 {
-	char line[8192], err[256];
+	char line[8192];
+	struct errbuf err = { 0 };
 	if (!ops) {
 		send_error(m->seq, "no workload session");
 		return;
@@ -290,46 +269,46 @@ static void handle_op(const struct lab_msg *m)
 	memcpy(line, m->data, m->len);
 	line[m->len] = '\0';
 	struct wl_op op;
-	if (wl_parse_line(line, (int)m->seq, m->flags ? WL_RUN : WL_SETUP, &op, err, sizeof(err)) < 0) {
-		send_error(m->seq, err);
+	if (wl_parse_line(line, (int)m->seq, m->flags ? WL_RUN : WL_SETUP, &op, &err) < 0) {
+		send_error(m->seq, err.msg);
 		return;
 	}
-	struct agent_result r = { 0 };
+	struct op_result r = { 0 };
 	agent_ops_exec(ops, &op, &r);
 	wl_op_free(&op);
 	send_result(m->seq, &r);
 }
 
-static void handle_check(const struct lab_msg *m)
+static void handle_check(const struct proto_msg *m)
 {
-	char err[512];
+	struct errbuf err = { 0 };
 	if (!checker) {
-		checker = agent_checker_new("/dev/vda", "/dev/vdb", err, sizeof(err));
+		checker = agent_checker_new("/dev/vda", "/dev/vdb", &err);
 		if (!checker) {
-			send_error(m->seq, err);
+			send_error(m->seq, err.msg);
 			return;
 		}
 	}
 	char *reply = NULL;
 	size_t rlen = 0;
-	if (agent_checker_run(checker, (const char *)m->data, m->len, &reply, &rlen, err, sizeof(err)) < 0) {
-		send_error(m->seq, err);
+	if (agent_checker_run(checker, (const char *)m->data, m->len, &reply, &rlen, &err) < 0) {
+		send_error(m->seq, err.msg);
 		return;
 	}
-	send_or_die(LAB_MSG_STATE, 0, m->seq, reply, (uint32_t)rlen);
+	send_or_die(PROTO_MSG_STATE, 0, m->seq, reply, (uint32_t)rlen);
 	free(reply);
 }
 
 static void serve(void)
 {
-	struct lab_proto_reader rd = { 0 };
+	struct proto_reader rd = { 0 };
 	struct job job = { .pid = 0, .out = { -1, -1 } };
 	struct utsname u;
 	uname(&u);
 	char hello[512];
 	int n = snprintf(hello, sizeof(hello), "proto=%d\nagent=%s\nkernel=%s\nversion=%s\n",
-			 LAB_PROTO_VERSION, AGENT_VERSION, u.release, u.version);
-	send_or_die(LAB_MSG_HELLO, 0, 0, hello, (uint32_t)n);
+			 PROTO_VERSION, AGENT_VERSION, u.release, u.version);
+	send_or_die(PROTO_MSG_HELLO, 0, 0, hello, (uint32_t)n);
 
 	for (;;) {
 		struct pollfd p[3] = {
@@ -343,34 +322,34 @@ static void serve(void)
 		if (p[0].revents & POLLIN) {
 			char buf[65536];
 			ssize_t got = read(chan, buf, sizeof(buf));
-			if (got > 0 && lab_proto_feed(&rd, buf, (size_t)got) < 0)
+			if (got > 0 && proto_feed(&rd, buf, (size_t)got) < 0)
 				power_off();
-			struct lab_msg m;
+			struct proto_msg m;
 			int k;
-			while ((k = lab_proto_next(&rd, &m)) == 1) {
+			while ((k = proto_next(&rd, &m)) == 1) {
 				switch (m.type) {
-				case LAB_MSG_EXEC:
+				case PROTO_MSG_EXEC:
 					if (job.pid) {
 						const char *e = "a job is already running";
-						send_or_die(LAB_MSG_ERROR, 0, m.seq, e, (uint32_t)strlen(e));
+						send_or_die(PROTO_MSG_ERROR, 0, m.seq, e, (uint32_t)strlen(e));
 					} else {
 						start_job(&job, m.seq, m.data, m.len);
 					}
 					break;
-				case LAB_MSG_KILL:
+				case PROTO_MSG_KILL:
 					if (job.pid && !job.exited)
 						kill(-job.pid, SIGKILL);
 					break;
-				case LAB_MSG_SESSION:
+				case PROTO_MSG_SESSION:
 					handle_session(&m);
 					break;
-				case LAB_MSG_OP:
+				case PROTO_MSG_OP:
 					handle_op(&m);
 					break;
-				case LAB_MSG_CHECK:
+				case PROTO_MSG_CHECK:
 					handle_check(&m);
 					break;
-				case LAB_MSG_SHUTDOWN:
+				case PROTO_MSG_SHUTDOWN:
 					power_off();
 				default:
 					break;
@@ -391,7 +370,7 @@ static void serve(void)
 			char buf[32768];
 			ssize_t got = read(job.out[i], buf, sizeof(buf));
 			if (got > 0) {
-				send_or_die(LAB_MSG_OUT, (uint16_t)(i + 1), job.seq, buf, (uint32_t)got);
+				send_or_die(PROTO_MSG_OUT, (uint16_t)(i + 1), job.seq, buf, (uint32_t)got);
 			} else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
 				close(job.out[i]);
 				job.out[i] = -1;
@@ -413,7 +392,7 @@ static void serve(void)
 			s[1] = (unsigned char)(v >> 8);
 			s[2] = (unsigned char)(v >> 16);
 			s[3] = (unsigned char)(v >> 24);
-			send_or_die(LAB_MSG_EXIT, 0, job.seq, s, 4);
+			send_or_die(PROTO_MSG_EXIT, 0, job.seq, s, 4);
 			job.pid = 0;
 		}
 	}
@@ -433,7 +412,7 @@ int main(int argc, char **argv)
 		run_shell();
 	chan = open_port();
 	if (chan < 0) {
-		logmsg("no virtio-serial port named '%s'", LAB_PROTO_PORT);
+		logmsg("no virtio-serial port named '%s'", PROTO_PORT);
 		power_off();
 	}
 	serve();

@@ -4,29 +4,22 @@
  *   ops.c      carries out workload ops with the real system calls
  *   capture.c  walks a mounted tree into tree_node lines (core/tree.h)
  */
-#ifndef CRASHLAB_AGENT_H
-#define CRASHLAB_AGENT_H
+#ifndef CRASHLAB_IMAGES_AGENT_AGENT_H
+#define CRASHLAB_IMAGES_AGENT_AGENT_H
 
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/kv.h"
+#include "core/util.h"
 #include "core/workload.h"
-
-/* The result of one op, as recorded in crashdb. */
-struct agent_result {
-	long ret;          /* the system call's return value (-1 on failure) */
-	int err;           /* errno when ret == -1, else 0 */
-	uint64_t ino;      /* inode number path names after the op, 0 if none */
-	uint64_t ino2;     /* same for path2 (rename/link/symlink), 0 if none */
-	double ms;         /* time the op took */
-};
 
 struct agent_ops;
 /* mountpoint: the directory paths are relative to. nr_fbarrier and
  * nr_fdatabarrier: syscall numbers from the built kernel's headers, or -1
  * when unknown (the op then fails with ENOSYS, as on a kernel without them). */
 struct agent_ops *agent_ops_new(const char *mountpoint, long nr_fbarrier, long nr_fdatabarrier);
-void agent_ops_exec(struct agent_ops *a, const struct wl_op *op, struct agent_result *r);
+void agent_ops_exec(struct agent_ops *a, const struct wl_op *op, struct op_result *r);
 /* Close every open file and free. */
 void agent_ops_free(struct agent_ops *a);
 
@@ -38,14 +31,11 @@ int agent_capture_tree(const char *dir, FILE *out);
  * origin (the base image) with copy-on-write in RAM, applies a state's
  * writes from the write log, mounts, captures, unmounts and runs fsck.
  * request: the CHECK payload ("key=value\n": fs, spec, mount_opts, fsck);
- * reply: the STATE payload (malloc'd). 0, or -1 with a message in err. */
+ * reply: the STATE payload (malloc'd). 0, or -1 with e. */
 struct agent_checker;
-struct agent_checker *agent_checker_new(const char *origin, const char *logdev, char *err, size_t errlen);
-int agent_checker_run(struct agent_checker *c, const char *request, size_t len, char **reply,
-		      size_t *reply_len, char *err, size_t errlen);
-
-/* Value of key in "key=value\n" text (malloc'd copy), or NULL. */
-char *agent_kv(const char *text, size_t len, const char *key);
+struct agent_checker *agent_checker_new(const char *origin, const char *logdev, struct errbuf *e);
+int agent_checker_run(struct agent_checker *c, const char *request, size_t len, char **reply, size_t *reply_len,
+		      struct errbuf *e);
 
 /* main() when the agent binary is run by hand, not as PID 1:
  *   crashlab-agent run-ops MOUNTDIR FILE.wl [--fbarrier NR --fdatabarrier NR]

@@ -115,23 +115,23 @@ static int run_capture(char *const argv[], char **out, size_t *outlen)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static int attach_loop(struct agent_checker *c, char *err, size_t errlen)
+static int attach_loop(struct agent_checker *c, struct errbuf *e)
 {
 	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 	if (ctl < 0) {
-		snprintf(err, errlen, "cannot open /dev/loop-control: %s", strerror(errno));
+		errbuf_set(e, EXIT_SOFTWARE, "cannot open /dev/loop-control: %s", strerror(errno));
 		return -1;
 	}
 	int n = ioctl(ctl, LOOP_CTL_GET_FREE);
 	close(ctl);
 	if (n < 0) {
-		snprintf(err, errlen, "no free loop device: %s", strerror(errno));
+		errbuf_set(e, EXIT_SOFTWARE, "no free loop device: %s", strerror(errno));
 		return -1;
 	}
 	snprintf(c->loop, sizeof(c->loop), "/dev/loop%d", n);
 	int lfd = open(c->loop, O_RDWR | O_CLOEXEC);
 	if (lfd < 0 || ioctl(lfd, LOOP_SET_FD, c->cow_fd) < 0) {
-		snprintf(err, errlen, "cannot attach '%s': %s", c->loop, strerror(errno));
+		errbuf_set(e, EXIT_SOFTWARE, "cannot attach '%s': %s", c->loop, strerror(errno));
 		if (lfd >= 0)
 			close(lfd);
 		return -1;
@@ -140,30 +140,31 @@ static int attach_loop(struct agent_checker *c, char *err, size_t errlen)
 	return 0;
 }
 
-struct agent_checker *agent_checker_new(const char *origin, const char *logdev, char *err, size_t errlen)
+struct agent_checker *agent_checker_new(const char *origin, const char *logdev, struct errbuf *e)
 {
+	errbuf_clear(e);
 	struct agent_checker *c = calloc(1, sizeof(*c));
 	if (!c) {
-		snprintf(err, errlen, "out of memory");
+		errbuf_set(e, EXIT_SOFTWARE, "out of memory");
 		return NULL;
 	}
 	snprintf(c->origin, sizeof(c->origin), "%s", origin);
 	c->log_fd = open(logdev, O_RDONLY | O_CLOEXEC);
 	if (c->log_fd < 0) {
-		snprintf(err, errlen, "cannot open the write log '%s': %s", logdev, strerror(errno));
+		errbuf_set(e, EXIT_SOFTWARE, "cannot open the write log '%s': %s", logdev, strerror(errno));
 		free(c);
 		return NULL;
 	}
-	char werr[256];
-	if (wlog_open(&c->log, c->log_fd, werr, sizeof(werr)) < 0) {
-		snprintf(err, errlen, "write log: %s", werr);
+	struct errbuf werr;
+	if (wlog_open(&c->log, c->log_fd, &werr) < 0) {
+		errbuf_set(e, EXIT_SOFTWARE, "write log: %s", werr.msg);
 		close(c->log_fd);
 		free(c);
 		return NULL;
 	}
 	int ofd = open(origin, O_RDONLY | O_CLOEXEC);
 	if (ofd < 0 || ioctl(ofd, BLKGETSIZE64, &c->origin_bytes) < 0) {
-		snprintf(err, errlen, "cannot size the origin '%s': %s", origin, strerror(errno));
+		errbuf_set(e, EXIT_SOFTWARE, "cannot size the origin '%s': %s", origin, strerror(errno));
 		if (ofd >= 0)
 			close(ofd);
 		close(c->log_fd);
@@ -172,9 +173,9 @@ struct agent_checker *agent_checker_new(const char *origin, const char *logdev, 
 	}
 	close(ofd);
 	c->cow_fd = open(COW_FILE, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (c->cow_fd < 0 || ftruncate(c->cow_fd, (off_t)c->origin_bytes) < 0 || attach_loop(c, err, errlen) < 0) {
-		if (c->cow_fd >= 0 && !*err)
-			snprintf(err, errlen, "cannot make the copy-on-write store: %s", strerror(errno));
+	if (c->cow_fd < 0 || ftruncate(c->cow_fd, (off_t)c->origin_bytes) < 0 || attach_loop(c, e) < 0) {
+		if (!e->msg[0])
+			errbuf_set(e, EXIT_SOFTWARE, "cannot make the copy-on-write store: %s", strerror(errno));
 		close(c->log_fd);
 		free(c);
 		return NULL;
@@ -220,11 +221,11 @@ static int dm_ioctl(unsigned long cmd, const char *name, const void *extra, size
 }
 
 /* Create the snapshot device and return 0 with its node in c->dev. */
-static int create_snapshot(struct agent_checker *c, char *err, size_t errlen)
+static int create_snapshot(struct agent_checker *c, struct errbuf *e)
 {
 	struct dm_ioctl io;
 	if (dm_ioctl(DM_DEV_CREATE, STATE_NAME, NULL, 0, 0, 0, &io) < 0) {
-		snprintf(err, errlen, "cannot create device-mapper device: %s", strerror(errno));
+		errbuf_set(e, EXIT_SOFTWARE, "cannot create device-mapper device: %s", strerror(errno));
 		return -1;
 	}
 	struct {
@@ -241,7 +242,7 @@ static int create_snapshot(struct agent_checker *c, char *err, size_t errlen)
 	tbl.t.next = 0;
 	if (dm_ioctl(DM_TABLE_LOAD, STATE_NAME, &tbl, len, 1, 0, NULL) < 0 ||
 	    dm_ioctl(DM_DEV_SUSPEND, STATE_NAME, NULL, 0, 0, 0, &io) < 0) {
-		snprintf(err, errlen, "cannot load the snapshot table: %s", strerror(errno));
+		errbuf_set(e, EXIT_SOFTWARE, "cannot load the snapshot table: %s", strerror(errno));
 		dm_ioctl(DM_DEV_REMOVE, STATE_NAME, NULL, 0, 0, 0, NULL);
 		return -1;
 	}
@@ -315,12 +316,12 @@ static int split_words(char *s, char **argv, int max)
 }
 
 int agent_checker_run(struct agent_checker *c, const char *request, size_t len, char **reply,
-		      size_t *reply_len, char *err, size_t errlen)
+		      size_t *reply_len, struct errbuf *e)
 {
-	char *fs = agent_kv(request, len, "fs");
-	char *spec_text = agent_kv(request, len, "spec");
-	char *mopts = agent_kv(request, len, "mount_opts");
-	char *fsck = agent_kv(request, len, "fsck");
+	char *fs = kv_get(request, len, "fs");
+	char *spec_text = kv_get(request, len, "spec");
+	char *mopts = kv_get(request, len, "mount_opts");
+	char *fsck = kv_get(request, len, "fsck");
 	char *fsck_out = NULL, *tree = NULL;
 	size_t fsck_len = 0, tree_len = 0;
 	int ret = -1;
@@ -332,29 +333,29 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	double t0 = now_ms(), t_replay = 0, t_mount = 0, t_capture = 0, t_fsck = 0;
 
 	if (!fs || !spec_text || !fsck) {
-		snprintf(err, errlen, "check request lacks fs, spec or fsck");
+		errbuf_set(e, EXIT_SOFTWARE, "check request lacks fs, spec or fsck");
 		goto out;
 	}
-	char werr[256];
-	if (wlog_spec_parse(spec_text, &spec, werr, sizeof(werr)) < 0) {
-		snprintf(err, errlen, "bad state spec '%s': %s", spec_text, werr);
+	struct errbuf werr;
+	if (wlog_spec_parse(spec_text, &spec, &werr) < 0) {
+		errbuf_set(e, EXIT_SOFTWARE, "bad state spec '%s': %s", spec_text, werr.msg);
 		goto out;
 	}
 	have_spec = 1;
 
 	/* 1. the snapshot */
 	remove_snapshot();
-	if (create_snapshot(c, err, errlen) < 0)
+	if (create_snapshot(c, e) < 0)
 		goto out;
 
 	/* 2. the state's writes */
 	int dev = open(c->dev, O_RDWR | O_CLOEXEC);
 	if (dev < 0) {
-		snprintf(err, errlen, "cannot open '%s': %s", c->dev, strerror(errno));
+		errbuf_set(e, EXIT_SOFTWARE, "cannot open '%s': %s", c->dev, strerror(errno));
 		goto out_remove;
 	}
-	if (wlog_apply(&c->log, &spec, dev, &bytes, werr, sizeof(werr)) < 0) {
-		snprintf(err, errlen, "cannot apply state '%s': %s", spec_text, werr);
+	if (wlog_apply(&c->log, &spec, dev, &bytes, &werr) < 0) {
+		errbuf_set(e, EXIT_SOFTWARE, "cannot apply state '%s': %s", spec_text, werr.msg);
 		close(dev);
 		goto out_remove;
 	}

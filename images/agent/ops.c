@@ -592,7 +592,7 @@ static uint64_t ino_of(const struct agent_ops *a, const char *path, int follow)
 	return (uint64_t)st.st_ino;
 }
 
-void agent_ops_exec(struct agent_ops *a, const struct wl_op *op, struct agent_result *r)
+void agent_ops_exec(struct agent_ops *a, const struct wl_op *op, struct op_result *r)
 {
 	struct timespec t0, t1;
 	memset(r, 0, sizeof(*r));

@@ -48,67 +48,15 @@ static int usage_error(const char *fmt, const char *arg)
 	return 2;
 }
 
+/* "ENOENT", or "E<n>" for an errno glibc has no name for. */
 static const char *errno_name(int e)
 {
-	static const struct { int e; const char *name; } names[] = {
-		{ EPERM, "EPERM" }, { ENOENT, "ENOENT" }, { ESRCH, "ESRCH" }, { EINTR, "EINTR" },
-		{ EIO, "EIO" }, { ENXIO, "ENXIO" }, { E2BIG, "E2BIG" }, { ENOEXEC, "ENOEXEC" },
-		{ EBADF, "EBADF" }, { ECHILD, "ECHILD" }, { EAGAIN, "EAGAIN" }, { ENOMEM, "ENOMEM" },
-		{ EACCES, "EACCES" }, { EFAULT, "EFAULT" }, { EBUSY, "EBUSY" }, { EEXIST, "EEXIST" },
-		{ EXDEV, "EXDEV" }, { ENODEV, "ENODEV" }, { ENOTDIR, "ENOTDIR" }, { EISDIR, "EISDIR" },
-		{ EINVAL, "EINVAL" }, { ENFILE, "ENFILE" }, { EMFILE, "EMFILE" }, { ENOTTY, "ENOTTY" },
-		{ ETXTBSY, "ETXTBSY" }, { EFBIG, "EFBIG" }, { ENOSPC, "ENOSPC" }, { ESPIPE, "ESPIPE" },
-		{ EROFS, "EROFS" }, { EMLINK, "EMLINK" }, { EPIPE, "EPIPE" }, { ERANGE, "ERANGE" },
-		{ ENAMETOOLONG, "ENAMETOOLONG" }, { ENOSYS, "ENOSYS" }, { ENOTEMPTY, "ENOTEMPTY" },
-		{ ELOOP, "ELOOP" }, { ENODATA, "ENODATA" }, { EOVERFLOW, "EOVERFLOW" },
-		{ EOPNOTSUPP, "EOPNOTSUPP" }, { EDQUOT, "EDQUOT" }, { ESTALE, "ESTALE" },
-		{ EUCLEAN, "EUCLEAN" },
-	};
 	static char buf[16];
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].e == e && e)
-			return names[i].name;
+	const char *n = strerrorname_np(e);
+	if (n)
+		return n;
 	snprintf(buf, sizeof(buf), "E%d", e);
 	return buf;
-}
-
-static char *read_file(const char *path)
-{
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return NULL;
-	size_t cap = 4096, len = 0;
-	char *s = malloc(cap);
-	while (s) {
-		size_t n = fread(s + len, 1, cap - len - 1, f);
-		len += n;
-		if (n == 0)
-			break;
-		if (len + 1 == cap) {
-			char *t = realloc(s, cap * 2);
-			if (!t) {
-				free(s);
-				s = NULL;
-				break;
-			}
-			s = t;
-			cap *= 2;
-		}
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (!s || bad) {
-		free(s);
-		errno = bad ? EIO : ENOMEM;
-		return NULL;
-	}
-	s[len] = '\0';
-	if (strlen(s) != len) {
-		free(s);
-		errno = EINVAL;
-		return NULL;
-	}
-	return s;
 }
 
 static int parse_nr(const char *s, long *out)
@@ -146,17 +94,17 @@ static int run_ops(int argc, char **argv)
 	}
 	if (!mnt || !file)
 		return usage_error("%s", "run-ops needs MOUNTDIR and FILE.wl");
-	char *text = read_file(file);
-	if (!text) {
+	struct sbuf text = SBUF_INIT;
+	if (read_file(file, &text) < 0) {
 		fprintf(stderr, "crashlab-agent: cannot read '%s': %s\n", file, strerror(errno));
 		return 1;
 	}
 	struct wl_workload w;
-	char err[512];
-	int rc = wl_parse(file, text, &w, err, sizeof(err));
-	free(text);
+	struct errbuf err;
+	int rc = wl_parse(file, text.buf, &w, &err);
+	sbuf_free(&text);
 	if (rc < 0) {
-		fprintf(stderr, "%s\n", err);
+		fprintf(stderr, "%s\n", err.msg);
 		return 2;
 	}
 	struct agent_ops *a = agent_ops_new(mnt, nr_fb, nr_fdb);
@@ -168,7 +116,7 @@ static int run_ops(int argc, char **argv)
 	size_t cap = 256;
 	char *line = malloc(cap);
 	for (size_t i = 0; i < w.n && line; i++) {
-		struct agent_result r;
+		struct op_result r;
 		agent_ops_exec(a, &w.ops[i], &r);
 		int need = wl_format(&w.ops[i], line, cap);
 		if ((size_t)need >= cap) {
@@ -179,7 +127,7 @@ static int run_ops(int argc, char **argv)
 			cap = (size_t)need + 1;
 			wl_format(&w.ops[i], line, cap);
 		}
-		printf("%s\t%ld\t%s\t%" PRIu64 "\t%" PRIu64 "\n", line, r.ret, r.err ? errno_name(r.err) : "0",
+		printf("%s\t%" PRId64 "\t%s\t%" PRIu64 "\t%" PRIu64 "\n", line, r.ret, r.err ? errno_name(r.err) : "0",
 		       r.ino, r.ino2);
 		fflush(stdout);
 	}

@@ -27,5 +27,5 @@ if command -v tmux >/dev/null; then
 	expect_grep "$T/screen" "^Linux" "tmux: the shell answers on a terminal"
 	expect_grep "$T/screen" "SHELL-ENDED" "tmux: 'exit' ends the guest"
 else
-	echo "# tmux not installed: terminal test skipped"
+	skip "tmux: the shell on a terminal" "tmux is not installed"
 fi

@@ -173,7 +173,7 @@ done
 
 # --- a full cache disk: a 20 MiB host tmpfs (needs root to mount)
 if [ "$(id -u)" -ne 0 ]; then
-	echo "# skipped the full-disk check: mounting a tmpfs needs root"
+	skip "the full-disk check" "mounting a tmpfs needs root"
 elif ! mkdir -p "$T/full" || ! mount -t tmpfs -o size=20m tmpfs "$T/full"; then
 	not_ok "cannot mount a 20 MiB tmpfs on '$T/full'"
 else

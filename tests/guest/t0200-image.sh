@@ -95,7 +95,7 @@ fi
 
 # A full cache disk: a 2 MiB host tmpfs (the file systems under test are never mounted on the host).
 if [ "$(id -u)" -ne 0 ]; then
-	echo "# skipped the full-disk check: mounting a tmpfs needs root"
+	skip "the full-disk check" "mounting a tmpfs needs root"
 elif ! mkdir -p "$T/full" || ! mount -t tmpfs -o size=2m tmpfs "$T/full"; then
 	not_ok "cannot mount a 2 MiB tmpfs on '$T/full'"
 else

@@ -119,12 +119,19 @@ expect_grep "$T/err" "unknown model 'quantum'" "names it"
 printf '[run]\nsymlink /etc/passwd s\nwrite s "x"\n' >"$T/out-of-fs.wl"
 expect_exit 65 "a workload the simulator cannot model" -- "$CRASHLAB" run "$T/out-of-fs.wl" --fs ext4 --db "$db"
 expect_grep "$T/err" "op 2 \(line 3\) \`write s \"x\"\`: the simulator cannot model it" "the error names the op"
-# An older database: strip schema v2 from a copy; opening migrates it, report judges its states.
+# An older database: strip schema v2 from a copy; opening migrates it, 'judge' judges its states
+# (report only reads, and says which command judges them).
 cp "$db" "$T/old.db"
 sqlite3 "$T/old.db" "DROP TABLE verdicts; ALTER TABLE states DROP COLUMN judged; ALTER TABLE states DROP COLUMN explained;
 	ALTER TABLE states DROP COLUMN difference; ALTER TABLE states DROP COLUMN timeline; ALTER TABLE fsruns DROP COLUMN models;
 	ALTER TABLE fsruns DROP COLUMN sim_notes; PRAGMA user_version = 1;"
-expect_exit 0 "report on a schema-1 database" -- "$CRASHLAB" report 1 --db "$T/old.db"
+expect_exit 0 "report on a schema-1 database before judging" -- "$CRASHLAB" report 1 --db "$T/old.db"
+expect_grep "$T/err" "have no verdicts yet; 'crashlab judge 1 --db .*' judges them" "report says how to judge them"
+n=$(sqlite3 "$T/old.db" "SELECT count(*) FROM verdicts")
+if [ "$n" = 0 ]; then ok "report wrote nothing"; else not_ok "report wrote $n verdicts"; fi
+expect_exit 0 "judge the schema-1 database's run" -- "$CRASHLAB" judge 1 --db "$T/old.db"
+expect_grep "$T/out" "^run 1: [1-9][0-9]* states judged" "judge says how many states it judged"
+expect_exit 0 "report on the judged database" -- "$CRASHLAB" report 1 --db "$T/old.db"
 v=$(sqlite3 "$T/old.db" "PRAGMA user_version"); n=$(sqlite3 "$T/old.db" "SELECT count(*) FROM verdicts")
 if [ "$v" = 2 ] && [ "$n" -gt 0 ]; then ok "the old database is migrated to schema 2 and its states judged ($n verdicts)"; else not_ok "version $v, $n verdicts"; fi
 expect_grep "$T/out" "^== f2fs" "and reported"

@@ -3,8 +3,8 @@
  * text, guest results in which op i returned at log position i (so a state
  * with point k has ops 1..k completed), and hand-made observed trees.
  */
-#ifndef CRASHLAB_JUDGEKIT_H
-#define CRASHLAB_JUDGEKIT_H
+#ifndef CRASHLAB_TESTS_UNIT_JUDGEKIT_H
+#define CRASHLAB_TESTS_UNIT_JUDGEKIT_H
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -13,24 +13,24 @@
 #include "judge/models.h"
 #include "judge/sim.h"
 #include "core/tree.h"
-#include "host/util.h"
+#include "core/util.h"
 
 struct kit {
 	struct wl_workload w;
-	struct sim_guest *res;
+	struct op_result *res;
 	struct sim s;
 	struct tree_node nodes[32];
 	size_t n;
-	struct lab_judgement j;
+	struct judgement j;
 };
 
 /* Parse the workload; every op succeeds unless kit_fail says otherwise. */
 static inline void kit_init(struct kit *k, const char *text)
 {
 	memset(k, 0, sizeof(*k));
-	char err[256];
-	if (wl_parse("test.wl", text, &k->w, err, sizeof(err)) < 0)
-		BUG("bad test workload: %s", err);
+	struct errbuf eb = { 0 };
+	if (wl_parse("test.wl", text, &k->w, &eb) < 0)
+		BUG("bad test workload: %s", eb.msg);
 	k->res = xcalloc(k->w.n + 1, sizeof(*k->res));
 	for (size_t i = 0; i < k->w.n; i++)
 		k->res[i].log_pos = k->w.ops[i].section == WL_SETUP ? 0 : k->w.ops[i].id;
@@ -44,8 +44,8 @@ static inline void kit_fail(struct kit *k, int op, int err)
 
 static inline int kit_sim(struct kit *k)
 {
-	char err[512];
-	return sim_run(&k->s, &k->w, k->res, err, sizeof(err));
+	struct errbuf eb = { 0 };
+	return sim_run(&k->s, &k->w, k->res, &eb);
 }
 
 /* A node; blocks NULL for non-files. */
@@ -87,19 +87,18 @@ static inline void kit_xattr(struct kit *k, const char *name, const char *value)
 /* Judge the tree as a mounted, fsck-clean state with ops 1..point completed. */
 static inline void kit_judge(struct kit *k, int64_t point)
 {
-	struct lab_judge_state st = { .mount_ok = 1, .fsck_status = 0, .fsck_clean = 1, .point = point,
-				      .nodes = k->nodes, .n = k->n };
-	lab_judge(&k->s, k->res, &st, &k->j);
+	struct check_report st = { .mount_ok = 1, .fsck_status = 0, .fsck_clean = 1, .nodes = k->nodes, .n_nodes = k->n };
+	model_judge(&k->s, k->res, &st, point, &k->j);
 }
 
 /* The first verdict of model (name) and rule with kind, or NULL. */
-static inline const struct lab_verdict *kit_find(const struct kit *k, const char *model, const char *rule,
+static inline const struct verdict *kit_find(const struct kit *k, const char *model, const char *rule,
 						 const char *kind)
 {
 	for (size_t i = 0; i < k->j.n; i++) {
-		const struct lab_verdict *v = &k->j.v[i];
-		if (!strcmp(lab_model_name(v->model), model) && (!rule || !strcmp(v->rule, rule)) &&
-		    !strcmp(lab_verdict_name(v->kind), kind))
+		const struct verdict *v = &k->j.v[i];
+		if (!strcmp(model_name(v->model), model) && (!rule || !strcmp(v->rule, rule)) &&
+		    !strcmp(verdict_name(v->kind), kind))
 			return v;
 	}
 	return NULL;
@@ -107,8 +106,8 @@ static inline const struct lab_verdict *kit_find(const struct kit *k, const char
 
 static inline size_t kit_count(const struct kit *k, const char *model, const char *kind)
 {
-	int m = !strcmp(model, "universal") ? LAB_M_UNIVERSAL : lab_model_parse(model);
-	return k->j.count[m][lab_verdict_parse(kind)];
+	int m = !strcmp(model, "universal") ? MODEL_UNIVERSAL : model_parse(model);
+	return k->j.count[m][verdict_parse(kind)];
 }
 
 /* Drop the tree and the judgement; keep the workload and simulation. */
@@ -117,7 +116,7 @@ static inline void kit_clear(struct kit *k)
 	for (size_t i = 0; i < k->n; i++)
 		tree_node_free(&k->nodes[i]);
 	k->n = 0;
-	lab_judgement_free(&k->j);
+	judgement_free(&k->j);
 }
 
 static inline void kit_free(struct kit *k)

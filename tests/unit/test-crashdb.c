@@ -23,17 +23,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "crashdb/crashdb.h"
-#include "host/util.h"
+#include "crashdb/db.h"
+#include "core/util.h"
+#include "host/msg.h"
+#include "host/sys.h"
 #include "tests/unit/check.h"
 
 static char dir[] = "/tmp/crashlab-crashdb.XXXXXX";
+static char *path;
+static struct crashdb *db;
+static struct fsrun ext4;
+static int fill_ok;
 
 static int64_t query_i64(struct crashdb *db, const char *sql)
 {
 	sqlite3_stmt *st;
 	int64_t v = -999;
-	if (sqlite3_prepare_v2(crashdb_sqlite(db), sql, -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) != SQLITE_OK)
 		return -998;
 	if (sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
@@ -76,59 +82,67 @@ static const char workload[] =
 	"unlink A/nope\n"
 	"fsync A/foo\n";
 
-static const struct crashdb_op ops[] = {
-	{ 1, 0, "mkdir A", 3, 0, 0, 12, 0, 2, 0.5 },
-	{ 2, 0, "write A/foo \"hello\"", 4, 5, 0, 13, 0, 3, 0.25 },
-	{ 3, 0, "sync", 5, 0, 0, 0, 0, 40, 3.0 },
-	{ 4, 1, "rename A/foo A/bar", 7, 0, 0, 13, 0, 40, 0.125 },
-	{ 5, 1, "write A/foo 64K", 8, 65536, 0, 14, 0, 40, 1.5 },
-	{ 6, 1, "unlink A/nope", 9, -1, 2 /* ENOENT */, 0, 0, 40, 0.0625 },
-	{ 7, 1, "fsync A/foo", 10, 0, 0, 14, 0, 52, 9.0 },
+/* ret, err, ino, ino2, ms, log_pos of ops 1..7 */
+static struct op_result results[] = {
+	{ 0, 0, 12, 0, 0.5, 2 },
+	{ 5, 0, 13, 0, 0.25, 3 },
+	{ 0, 0, 0, 0, 3.0, 40 },
+	{ 0, 0, 13, 0, 0.125, 40 },
+	{ 65536, 0, 14, 0, 1.5, 40 },
+	{ -1, 2 /* ENOENT */, 0, 0, 0.0625, 40 },
+	{ 0, 0, 14, 0, 9.0, 52 },
 };
 
-static int64_t fill(struct crashdb *db)
+static struct sink sink;
+static struct errbuf eb;
+
+/* A state as the run loop hands it to the sink (the fixture's strings are not freed). */
+static struct state_result state(int idx, const char *kind, const char *spec, int64_t point, int last, int mount_ok,
+				 struct tree_node *nodes, size_t n)
 {
-	struct crashdb_run run = {
+	struct state_result s = { .idx = idx, .kind = (char *)kind, .spec = (char *)spec, .point = point,
+				  .last_completed_op = last };
+	s.check.mount_ok = mount_ok;
+	s.check.nodes = nodes;
+	s.check.n_nodes = n;
+	s.check.fsck_status = -1;
+	return s;
+}
+
+static int64_t fill(struct crashdb *db, struct fsrun *ext4)
+{
+	struct run_info run = {
 		.started_at = "2025-01-02T03:04:05Z",
 		.cmdline = "crashlab run --fs ext4,xfs tutorials/seed/seed.wl",
 		.accel = "tcg",
 		.kernel_version = "6.12.9-crashlab",
 		.kernel_key = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
 		.workload_file = "tutorials/seed/seed.wl",
-		.workload_text = workload,
+		.workload_text = (char *)workload,
 		.crash_mode = "flush",
 	};
-	int64_t run_id = crashdb_run_insert(db, &run);
-	CHECK(run_id > 0 && run.id == run_id, "run inserted (id %lld)", (long long)run_id);
+	CHECK(sink.run_begin(sink.ctx, &run, &eb) == 0 && run.id > 0, "run inserted (id %lld)", (long long)run.id);
 
-	struct crashdb_fsrun f = {
-		.run_id = run_id,
-		.fs = "ext4",
-		.mkfs_opts = "-O ^metadata_csum",
-		.mount_opts = "",
-		.base_image = "ext4-512M-0a1b2c",
-		.log_path = "runs/1/ext4.log",
-		.image_size = 512 << 20,
-		.qemu_cmdline = "qemu-system-x86_64 -nodefaults -no-reboot",
-	};
-	int64_t ext4 = crashdb_fsrun_insert(db, &f);
-	CHECK(ext4 > 0 && f.id == ext4, "fs run inserted");
-	f.log_entries = 60;
-	f.log_committed = 58;
-	f.log_flushes = 7;
-	f.log_writes = 50;
-	f.log_discards = 1;
-	f.log_bytes = 409600;
-	f.setup_end = 40;
-	f.outcome = "ok";
-	f.record_ms = 1234;
-	f.check_ms = 567;
-	f.mkfs_opts = NULL; /* NULL keeps the stored text */
-	CHECK(crashdb_fsrun_update(db, &f) == 0, "fs run updated");
-	CHECK(query_i64(db, "SELECT log_bytes FROM fsruns WHERE fs = 'ext4'") == 409600, "log summary stored");
-	CHECK(query_i64(db, "SELECT mkfs_opts = '-O ^metadata_csum' FROM fsruns WHERE fs = 'ext4'") == 1,
-	      "a NULL text field in an update keeps the stored value");
-	CHECK(crashdb_ops_insert(db, ext4, ops, sizeof(ops) / sizeof(ops[0])) == 0, "ops inserted");
+	struct fsrun *f = ext4;
+	memset(f, 0, sizeof(*f));
+	f->run_id = run.id;
+	f->fs = "ext4";
+	f->mkfs_opts = "-O ^metadata_csum";
+	f->mount_opts = "";
+	f->base_image = "ext4-512M-0a1b2c";
+	f->log_path = "runs/1/ext4.log";
+	f->image_size = 512 << 20;
+	f->qemu_cmdline = "qemu-system-x86_64 -nodefaults -no-reboot";
+	f->outcome = "running";
+	CHECK(sink.fsrun_begin(sink.ctx, f, &eb) == 0 && f->id > 0, "fs run inserted");
+	CHECK(wl_parse("seed.wl", workload, &f->ops, &eb) == 0 && f->ops.n == 7, "the fixture's ops parse");
+	f->res = results;
+	f->log = (struct log_summary){ 60, 58, 7, 50, 1, 409600, 0 };
+	f->setup_end = 40;
+	f->outcome = "ok";
+	f->record_ms = 1234;
+	f->check_ms = 567;
+	f->mkfs_opts = NULL; /* NULL keeps the stored text */
 
 	/* State 0: after the setup's sync. */
 	struct tree_node n0[3];
@@ -138,11 +152,16 @@ static int64_t fill(struct crashdb *db)
 	n0[1].content_len = 5;
 	n0[1].blocks = "h0123456789abcdef";
 	n0[2] = node("lost+found", 'd', 0700, 16384);
-	struct crashdb_state s0 = { .idx = 0, .kind = "flush", .spec = "flush 40", .point = 40,
-				    .last_completed_op = 3, .mount_ok = 1, .fsck_status = 0, .fsck_clean = 1,
-				    .tree_hash = "a1b2c3d4e5f60718", .ms_replay = 1.5, .ms_mount = 20,
-				    .ms_capture = 3.25, .ms_fsck = 90, .ms_other = 0.5 };
-	CHECK(crashdb_state_insert(db, ext4, &s0, n0, 3) > 0 && s0.id > 0, "state 0 inserted");
+	struct state_result s0 = state(0, "flush", "flush 40", 40, 3, 1, n0, 3);
+	s0.check.fsck_status = 0;
+	s0.check.fsck_clean = 1;
+	snprintf(s0.check.tree_hash, sizeof(s0.check.tree_hash), "a1b2c3d4e5f60718");
+	s0.check.ms_replay = 1.5;
+	s0.check.ms_mount = 20;
+	s0.check.ms_capture = 3.25;
+	s0.check.ms_fsck = 90;
+	s0.check.ms_other = 0.5;
+	CHECK(sink.state(sink.ctx, f, &s0, &eb) == 0 && s0.id > 0, "state 0 inserted");
 
 	/* State 1: at the flush before the fsync returned, a rich tree. */
 	static const unsigned char bin[] = { 'a', 0, 'b', 0, 0, 0xff, 0x01, 'c' };
@@ -174,32 +193,45 @@ static int64_t fill(struct crashdb *db)
 	n1[6].content_len = 12;
 	n1[6].blocks = "h2222222222222222";
 	n1[7] = node("A/fifo", 'o', 01644, 0);
-	struct crashdb_state s1 = { .idx = 1, .kind = "flush", .spec = "flush 48", .point = 48,
-				    .last_completed_op = 6, .mount_ok = 1, .fsck_status = 4, .fsck_clean = 0,
-				    .fsck_output = "Pass 1: Checking inodes\nInode 14 has a bad extent\n",
-				    .tree_hash = "ffeeddccbbaa9988", .ms_replay = 2, .ms_mount = 25, .ms_capture = 4,
-				    .ms_fsck = 110, .ms_other = 1 };
-	CHECK(crashdb_state_insert(db, ext4, &s1, n1, 8) > 0, "state 1 inserted (8 nodes)");
+	struct state_result s1 = state(1, "flush", "flush 48", 48, 6, 1, n1, 8);
+	s1.check.fsck_status = 4;
+	s1.check.fsck_output = "Pass 1: Checking inodes\nInode 14 has a bad extent\n";
+	snprintf(s1.check.tree_hash, sizeof(s1.check.tree_hash), "ffeeddccbbaa9988");
+	s1.check.ms_replay = 2;
+	s1.check.ms_mount = 25;
+	s1.check.ms_capture = 4;
+	s1.check.ms_fsck = 110;
+	s1.check.ms_other = 1;
+	CHECK(sink.state(sink.ctx, f, &s1, &eb) == 0, "state 1 inserted (8 nodes)");
 
 	/* State 2: the final state, which did not mount. */
-	struct crashdb_state s2 = { .idx = 2, .kind = "final", .spec = "final",
-				    .point = 52, .last_completed_op = 7, .mount_ok = 0,
-				    .mount_msg = "mount: /mnt: wrong fs type, bad option, bad superblock on /dev/mapper/s",
-				    .fsck_status = -1 };
-	CHECK(crashdb_state_insert(db, ext4, &s2, NULL, 0) > 0, "state 2 inserted (no nodes)");
+	struct state_result s2 = state(2, "final", "final", 52, 7, 0, NULL, 0);
+	s2.check.mount_msg = "mount: /mnt: wrong fs type, bad option, bad superblock on /dev/mapper/s";
+	CHECK(sink.state(sink.ctx, f, &s2, &eb) == 0, "state 2 inserted (no nodes)");
+	CHECK(sink.fsrun_end(sink.ctx, f, &eb) == 0, "fs run ended: summary, ops and outcome stored (%s)", eb.msg);
+	CHECK(query_i64(db, "SELECT log_bytes FROM fsruns WHERE fs = 'ext4'") == 409600, "log summary stored");
+	CHECK(query_i64(db, "SELECT mkfs_opts = '-O ^metadata_csum' FROM fsruns WHERE fs = 'ext4'") == 1,
+	      "a NULL text field at the end keeps the stored value");
 
 	/* A second fs that failed to record. */
-	struct crashdb_fsrun x = { .run_id = run_id, .fs = "xfs", .image_size = 300 << 20,
-				   .outcome = "timeout", .error = "the guest did not answer in 240 s" };
-	CHECK(crashdb_fsrun_insert(db, &x) > 0, "second fs run inserted");
-	CHECK(crashdb_run_finish(db, run_id, "finding", 1) == 0, "run finished");
-	return run_id;
+	struct fsrun x = { .run_id = run.id, .fs = "xfs", .image_size = 300 << 20, .outcome = "timeout",
+			   .error = "the guest did not answer in 240 s" };
+	CHECK(sink.fsrun_begin(sink.ctx, &x, &eb) == 0 && sink.fsrun_end(sink.ctx, &x, &eb) == 0,
+	      "second fs run inserted");
+	run.status = "finding";
+	run.exit_code = 1;
+	CHECK(sink.run_end(sink.ctx, &run, &eb) == 0, "run finished");
+	return run.id;
 }
 
-static void check_readback(struct crashdb *db)
+TEST(fill)
 {
-	sqlite3 *s = crashdb_sqlite(db);
-	sqlite3_stmt *st;
+	CHECK(fill_ok, "a new database is at schema version 2");
+	fill(db, &ext4);
+}
+
+TEST(write_and_read_back)
+{
 	CHECK(query_i64(db, "SELECT count(*) FROM ops") == 7, "7 ops stored");
 	CHECK(query_i64(db, "SELECT err FROM ops WHERE op_id = 6") == 2 &&
 		      query_i64(db, "SELECT ret FROM ops WHERE op_id = 6") == -1,
@@ -214,7 +246,9 @@ static void check_readback(struct crashdb *db)
 			    " AND exit_code = 1") == 1,
 	      "run finish stored");
 
-	int ok = sqlite3_prepare_v2(s, "SELECT content, ino FROM nodes WHERE path = 'A/bin'", -1, &st, NULL) == SQLITE_OK &&
+	sqlite3_stmt *st;
+	int ok = sqlite3_prepare_v2(db->db, "SELECT content, ino FROM nodes WHERE path = 'A/bin'", -1, &st, NULL) ==
+			 SQLITE_OK &&
 		 sqlite3_step(st) == SQLITE_ROW;
 	static const unsigned char bin[] = { 'a', 0, 'b', 0, 0, 0xff, 0x01, 'c' };
 	CHECK(ok && sqlite3_column_bytes(st, 0) == (int)sizeof(bin) && !memcmp(sqlite3_column_blob(st, 0), bin, sizeof(bin)),
@@ -226,77 +260,114 @@ static void check_readback(struct crashdb *db)
 	CHECK(query_i64(db, "SELECT content IS NULL FROM nodes WHERE path = 'A/foo' AND state_id ="
 			    " (SELECT id FROM states WHERE idx = 1)") == 1,
 	      "no inline content is NULL");
+
+	/* The typed read API gives the same back. */
+	struct run_info r;
+	struct fsrun *fv;
+	size_t n;
+	CHECK(crashdb_read_run(db, 1, &r, &eb) == 0 && r.has_exit && r.exit_code == 1 && !strcmp(r.status, "finding") &&
+	      !strcmp(r.workload_text, workload), "read_run: the run as stored");
+	CHECK(crashdb_read_fsruns(db, 1, NULL, &fv, &n, &eb) == 0 && n == 2 && !strcmp(fv[0].fs, "ext4") &&
+	      fv[0].ops.n == 7 && fv[0].res[5].err == 2 && fv[0].ops.ops[3].kind == WL_RENAME && fv[0].ops.ops[3].line == 7 &&
+	      fv[0].ops.nsetup == 3 && fv[1].ops.n == 0 && fv[1].res == NULL,
+	      "read_fsruns: each fs run with its ops parsed back and their results");
+	struct state_result *sv;
+	size_t ns;
+	CHECK(n && crashdb_read_states(db, fv[0].id, CRASHDB_TREE, &sv, &ns, &eb) == 0 && ns == 3 &&
+	      sv[1].check.n_nodes == 8 && sv[1].n_nodes == 8 && sv[1].check.fsck_status == 4 &&
+	      sv[1].check.nodes[3].content_len == sizeof(bin) && !memcmp(sv[1].check.nodes[3].content, bin, sizeof(bin)),
+	      "read_states: trees, blobs and outcomes as stored");
+	struct state_result one;
+	CHECK(crashdb_read_state(db, &fv[0], 9, 0, &one, &eb) < 0 && eb.code == EXIT_NOINPUT &&
+	      strstr(eb.msg, "states 0..2"), "read_state names the states there are: %s", eb.msg);
+	CHECK(crashdb_read_fsruns(db, 1, "btrfs", &fv, &n, &eb) < 0 && strstr(eb.msg, "it has: ext4, xfs"),
+	      "read_fsruns of a missing fs names those there are: %s", eb.msg);
+	int64_t id;
+	CHECK(crashdb_resolve_run(db, "last", &id, &eb) == 0 && id == 1, "'last' resolves to the newest run");
+	CHECK(crashdb_resolve_run(db, "x", &id, &eb) < 0 && eb.code == EXIT_USAGE, "a bad RUN is a usage error");
+	crashdb_states_free(sv, ns);
+	run_info_free(&r);
 }
 
-static void check_atomic(struct crashdb *db, int64_t fsrun)
+TEST(all_or_nothing)
 {
 	int64_t nodes = query_i64(db, "SELECT count(*) FROM nodes");
 	struct tree_node n[3];
 	n[0] = node("x", 'f', 0644, 0);
 	n[1] = node("y", 'f', 0644, 0);
 	n[2] = node("x", 'f', 0644, 0);
-	struct crashdb_state s = { .idx = 9, .kind = "flush", .spec = "flush 9", .point = 9, .mount_ok = 1 };
-	CHECK(crashdb_state_insert(db, fsrun, &s, n, 3) == -1 && s.id == 0, "a state with a duplicate path fails");
-	CHECK(strstr(crashdb_error(db), "state 9") && strstr(crashdb_error(db), "'x'") &&
-		      strstr(crashdb_error(db), "UNIQUE"),
-	      "the error names the state and the node: %s", crashdb_error(db));
+	struct state_result s = state(9, "flush", "flush 9", 9, 0, 1, n, 3);
+	CHECK(sink.state(sink.ctx, &ext4, &s, &eb) == -1 && s.id == 0, "a state with a duplicate path fails");
+	CHECK(strstr(eb.msg, "state 9") && strstr(eb.msg, "'x'") && strstr(eb.msg, "UNIQUE"),
+	      "the error names the state and the node: %s", eb.msg);
 	CHECK(query_i64(db, "SELECT count(*) FROM states WHERE idx = 9") == 0 &&
 		      query_i64(db, "SELECT count(*) FROM nodes") == nodes,
 	      "nothing of the failed state remains");
-	CHECK(sqlite3_get_autocommit(crashdb_sqlite(db)), "no transaction left open");
+	CHECK(sqlite3_get_autocommit(db->db), "no transaction left open");
 
-	struct crashdb_state dup = { .idx = 0, .kind = "flush", .spec = "again", .point = 1, .mount_ok = 1 };
-	CHECK(crashdb_state_insert(db, fsrun, &dup, n, 1) == -1 && query_i64(db, "SELECT count(*) FROM nodes") == nodes,
+	struct state_result dup = state(0, "flush", "again", 1, 0, 1, n, 1);
+	CHECK(sink.state(sink.ctx, &ext4, &dup, &eb) == -1 && query_i64(db, "SELECT count(*) FROM nodes") == nodes,
 	      "a duplicate state index is refused, no nodes added");
 
-	struct crashdb_op bad[2] = { { .op_id = 50, .text = "sync", .log_pos = 1 },
-				     { .op_id = 1, .text = "mkdir A", .log_pos = 1 } };
-	CHECK(crashdb_ops_insert(db, fsrun, bad, 2) == -1 && query_i64(db, "SELECT count(*) FROM ops WHERE op_id = 50") == 0,
-	      "ops go in all or nothing");
+	/* The ops go with the fs run's end, all or nothing: two ops with one id. */
+	struct fsrun bad = ext4;
+	struct wl_workload w2;
+	CHECK(wl_parse("bad.wl", "sync\nsync\n", &w2, &eb) == 0, "two ops");
+	w2.ops[1].id = 1;
+	bad.ops = w2;
+	bad.res = results;
+	bad.outcome = "changed";
+	CHECK(sink.fsrun_end(sink.ctx, &bad, &eb) == -1 && query_i64(db, "SELECT count(*) FROM ops") == 7 &&
+	      query_i64(db, "SELECT count(*) FROM fsruns WHERE outcome = 'changed'") == 0,
+	      "ops go in all or nothing, with the fs run's update");
+	wl_free(&w2);
 
-	struct crashdb_state orphan = { .idx = 0, .kind = "flush", .spec = "x", .point = 1, .mount_ok = 1 };
-	CHECK(crashdb_state_insert(db, 9999, &orphan, NULL, 0) == -1, "a state of a missing fs run is refused");
-	CHECK(crashdb_run_finish(db, 4242, "ok", 0) == -1 && strstr(crashdb_error(db), "run 4242 does not exist"),
-	      "finishing a missing run fails: %s", crashdb_error(db));
+	struct fsrun orphan = { .id = 9999 };
+	struct state_result o = state(0, "flush", "x", 1, 0, 1, NULL, 0);
+	CHECK(sink.state(sink.ctx, &orphan, &o, &eb) == -1, "a state of a missing fs run is refused");
+	struct run_info missing = { .id = 4242, .status = "ok" };
+	CHECK(sink.run_end(sink.ctx, &missing, &eb) == -1 && strstr(eb.msg, "run 4242 does not exist"),
+	      "finishing a missing run fails: %s", eb.msg);
 
 	/* Inside the caller's transaction a state is a savepoint: rolled back with it. */
-	sqlite3_exec(crashdb_sqlite(db), "BEGIN", NULL, NULL, NULL);
-	struct crashdb_state t = { .idx = 10, .kind = "flush", .spec = "flush 10", .point = 10, .mount_ok = 1 };
-	CHECK(crashdb_state_insert(db, fsrun, &t, n, 2) > 0, "a state inside a caller's transaction");
-	sqlite3_exec(crashdb_sqlite(db), "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL);
+	struct state_result t = state(10, "flush", "flush 10", 10, 0, 1, n, 2);
+	CHECK(sink.state(sink.ctx, &ext4, &t, &eb) == 0, "a state inside a caller's transaction");
+	sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
 	CHECK(query_i64(db, "SELECT count(*) FROM states WHERE idx = 10") == 0, "rolled back with the caller's transaction");
 }
 
-static void check_cascade(struct crashdb *db)
+TEST(cascade)
 {
-	struct crashdb_run r = { .cmdline = "crashlab run x.wl" };
-	int64_t id = crashdb_run_insert(db, &r);
-	struct crashdb_fsrun f = { .run_id = id, .fs = "btrfs" };
-	int64_t fid = crashdb_fsrun_insert(db, &f);
+	struct run_info r = { .cmdline = "crashlab run x.wl" };
+	CHECK(sink.run_begin(sink.ctx, &r, &eb) == 0, "a throw-away run");
+	struct fsrun f = { .run_id = r.id, .fs = "btrfs", .res = results };
+	CHECK(sink.fsrun_begin(sink.ctx, &f, &eb) == 0 && wl_parse("x.wl", "mkdir A\nsync\n", &f.ops, &eb) == 0, "its fs run");
 	struct tree_node n = node("a", 'f', 0644, 0);
-	struct crashdb_state s = { .idx = 0, .kind = "final", .spec = "final", .mount_ok = 1 };
-	crashdb_ops_insert(db, fid, ops, 2);
-	CHECK(id > 0 && fid > 0 && crashdb_state_insert(db, fid, &s, &n, 1) > 0, "a throw-away run");
+	struct state_result s = state(0, "final", "final", 0, 0, 1, &n, 1);
+	CHECK(sink.fsrun_end(sink.ctx, &f, &eb) == 0 && sink.state(sink.ctx, &f, &s, &eb) == 0, "with two ops and a state");
 	CHECK(query_i64(db, "SELECT started_at LIKE '____-__-__T__:__:__Z' FROM runs ORDER BY id DESC LIMIT 1") == 1,
 	      "started_at defaults to now, ISO 8601 UTC");
 	int64_t nodes = query_i64(db, "SELECT count(*) FROM nodes");
-	char *sql = xasprintf("DELETE FROM runs WHERE id = %lld", (long long)id);
-	CHECK(sqlite3_exec(crashdb_sqlite(db), sql, NULL, NULL, NULL) == SQLITE_OK, "delete the run");
+	char *sql = xasprintf("DELETE FROM runs WHERE id = %lld", (long long)r.id);
+	CHECK(sqlite3_exec(db->db, sql, NULL, NULL, NULL) == SQLITE_OK, "delete the run");
 	free(sql);
 	CHECK(query_i64(db, "SELECT count(*) FROM fsruns WHERE fs = 'btrfs'") == 0 &&
 		      query_i64(db, "SELECT count(*) FROM ops") == 7 && query_i64(db, "SELECT count(*) FROM nodes") == nodes - 1,
 	      "deleting a run deletes its fs runs, ops, states and nodes");
+	wl_free(&f.ops);
 }
 
-static void check_files(void)
+TEST(files)
 {
-	char err[1024];
+	struct errbuf e = { 0 };
+	char *err = e.msg;
 	struct crashdb *db;
 
 	/* A version-0 sqlite file without tables is migrated. */
 	char *v0 = xasprintf("%s/v0.db", dir);
 	CHECK(raw_sql(v0, "CREATE TABLE t(x); DROP TABLE t;") == 0, "make a version-0 database");
-	CHECK(crashdb_open(v0, &db, err, sizeof(err)) == 0, "a version-0 database opens: %s", err);
+	CHECK(crashdb_open(v0, &db, &e) == 0, "a version-0 database opens: %s", err);
 	if (db) {
 		CHECK(crashdb_version(db) == 2, "and is migrated to version 2");
 		CHECK(query_i64(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
@@ -308,13 +379,13 @@ static void check_files(void)
 		crashdb_close(db);
 	}
 	/* Opening again is a no-op. */
-	CHECK(crashdb_open(v0, &db, err, sizeof(err)) == 0 && crashdb_version(db) == 2, "reopening a current database");
+	CHECK(crashdb_open(v0, &db, &e) == 0 && crashdb_version(db) == 2, "reopening a current database");
 	crashdb_close(db);
 
 	/* A database from a newer crashlab is refused. */
 	CHECK(raw_sql(v0, "PRAGMA user_version = 5") == 0, "pretend a newer crashlab wrote it");
 	db = (struct crashdb *)1;
-	CHECK(crashdb_open(v0, &db, err, sizeof(err)) == -1 && db == NULL, "a newer schema is refused");
+	CHECK(crashdb_open(v0, &db, &e) == -1 && db == NULL, "a newer schema is refused");
 	char *want = xasprintf("'%s' has schema version 5; this crashlab knows up to 2; upgrade crashlab", v0);
 	CHECK(!strcmp(err, want), "with the versions and what to do: %s", err);
 	free(want);
@@ -326,20 +397,20 @@ static void check_files(void)
 		sbuf_adds(&sb, "these are my notes, not a database\n");
 	write_file_atomic(txt, sb.buf, sb.len);
 	sbuf_free(&sb);
-	CHECK(crashdb_open(txt, &db, err, sizeof(err)) == -1, "a text file is refused");
+	CHECK(crashdb_open(txt, &db, &e) == -1, "a text file is refused");
 	CHECK(strstr(err, txt) && strstr(err, "not a crashlab database") && !strchr(err, '\n'),
 	      "one line naming the file: %s", err);
 
 	/* Somebody else's sqlite database. */
 	char *other = xasprintf("%s/other.db", dir);
 	CHECK(raw_sql(other, "CREATE TABLE songs(title TEXT)") == 0, "make a foreign database");
-	CHECK(crashdb_open(other, &db, err, sizeof(err)) == -1 && strstr(err, other) && strstr(err, "not a crashlab"),
+	CHECK(crashdb_open(other, &db, &e) == -1 && strstr(err, other) && strstr(err, "not a crashlab"),
 	      "a foreign sqlite database is refused and left alone: %s", err);
 	CHECK(raw_sql(other, "SELECT * FROM runs") == -1, "no crashlab table was added to it");
 
 	/* A directory that does not exist. */
 	char *nodir = xasprintf("%s/no/such/dir/x.db", dir);
-	CHECK(crashdb_open(nodir, &db, err, sizeof(err)) == -1 && strstr(err, nodir), "an impossible path: %s", err);
+	CHECK(crashdb_open(nodir, &db, &e) == -1 && strstr(err, nodir), "an impossible path: %s", err);
 	free(v0);
 	free(txt);
 	free(other);
@@ -456,13 +527,12 @@ static void expect_fail(const char *db, const char *args, int code, const char *
 	sbuf_free(&err);
 }
 
-static void check_show(const char *db)
+TEST(show)
 {
+	const char *db = path;
 	crashlab = getenv("CRASHLAB") ? getenv("CRASHLAB") : "./crashlab";
-	if (access(crashlab, X_OK) != 0) {
-		printf("# skip: %s is not built; the show tests need it\n", crashlab);
-		return;
-	}
+	if (access(crashlab, X_OK) != 0)
+		SKIP("%s is not built; the show tests need it", crashlab);
 	golden(db, "1", "show-run.txt", false);
 	golden(db, "--format json last", "show-run.json", true);
 	golden(db, "1 ext4 1", "show-state.txt", false);
@@ -495,36 +565,38 @@ static void check_show(const char *db)
 	free(txt);
 }
 
-int main(void)
+TEST(reopen)
 {
-	CHECK(mkdtemp(dir) != NULL, "temp dir");
-	char *path = xasprintf("%s/crashlab.db", dir);
-	char err[1024] = "";
-	struct crashdb *db = NULL;
-	CHECK(crashdb_open(path, &db, err, sizeof(err)) == 0 && db, "create a database: %s", err);
-	if (!db)
-		return check_done();
-	CHECK(crashdb_version(db) == 2, "a new database is at schema version 2");
-	fill(db);
-	check_readback(db);
-	check_atomic(db, 1);
-	check_cascade(db);
 	crashdb_close(db);
-
-	CHECK(crashdb_open(path, &db, err, sizeof(err)) == 0, "reopen: %s", err);
+	CHECK(crashdb_open(path, &db, &eb) == 0, "reopen: %s", eb.msg);
 	CHECK(query_i64(db, "SELECT count(*) FROM nodes") == 11 && query_i64(db, "SELECT count(*) FROM runs") == 1,
 	      "a reopened database keeps its data");
-	crashdb_close(db);
-
-	check_files();
-	check_show(path);
 	/* CRASHLAB_KEEP_DB=FILE keeps the filled database, to try queries on. */
 	if (getenv("CRASHLAB_KEEP_DB")) {
 		char *cp = xasprintf("cp '%s' '%s'", path, getenv("CRASHLAB_KEEP_DB"));
 		CHECK(system(cp) == 0, "kept the database as %s", getenv("CRASHLAB_KEEP_DB"));
 		free(cp);
 	}
-	rm_rf(dir);
-	free(path);
-	return check_done();
 }
+
+/* The database every case uses: created and filled before the first. */
+__attribute__((constructor(101))) static void setup(void)
+{
+	if (!mkdtemp(dir))
+		abort();
+	path = xasprintf("%s/crashlab.db", dir);
+	if (crashdb_open(path, &db, &eb) < 0) {
+		fprintf(stderr, "cannot create a database: %s\n", eb.msg);
+		exit(1);
+	}
+	crashdb_sink(db, &sink);
+	fill_ok = crashdb_version(db) == 2;
+}
+
+__attribute__((destructor)) static void teardown(void)
+{
+	crashdb_close(db);
+	rm_rf(dir);
+}
+
+TEST_MAIN()

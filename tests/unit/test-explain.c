@@ -15,7 +15,7 @@ static void explain(struct kit *k, int last, struct explain *e)
 	explain_state(e, &k->s, k->nodes, k->n, last);
 }
 
-int main(void)
+TEST(explanations)
 {
 	struct kit k;
 	struct explain e;
@@ -127,5 +127,6 @@ int main(void)
 	explain_free(&e);
 	kit_free(&k);
 	sbuf_free(&wl);
-	return check_done();
 }
+
+TEST_MAIN()

@@ -21,8 +21,13 @@
 
 #include "images/basedisk.h"
 #include "images/initramfs.h"
-#include "host/util.h"
+#include "core/util.h"
+#include "host/hash.h"
+#include "host/msg.h"
+#include "host/sys.h"
 #include "tests/unit/check.h"
+
+static struct errbuf eb;
 
 /* One entry of the archive as read back. */
 struct got {
@@ -91,7 +96,7 @@ static const char *base(const char *p)
 static void against_ldd(const char *prog)
 {
 	struct strvec libs = STRVEC_INIT, names = STRVEC_INIT;
-	CHECK(img_elf_deps(prog, &libs) == 0, "dependencies of '%s' found (%zu)", prog, libs.n);
+	CHECK(img_elf_deps(prog, &libs, &eb) == 0, "dependencies of '%s' found (%zu)", prog, libs.n);
 	for (size_t i = 0; i < libs.n; i++)
 		strvec_push(&names, base(libs.v[i]));
 	char *cmd = xasprintf("ldd %s 2>/dev/null", prog);
@@ -117,7 +122,7 @@ static void against_ldd(const char *prog)
 }
 
 /* Run fn in a child with XDG_CACHE_HOME=cache; return its exit status (or -1). */
-static int in_child(const char *cache, bool limit_size, char *(*fn)(void))
+static int in_child(const char *cache, bool limit_size, char *(*fn)(struct errbuf *))
 {
 	fflush(stdout);
 	pid_t pid = fork();
@@ -130,8 +135,10 @@ static int in_child(const char *cache, bool limit_size, char *(*fn)(void))
 			signal(SIGXFSZ, SIG_IGN);
 			setrlimit(RLIMIT_FSIZE, &rl);
 		}
-		quiet = 1;
-		fn();
+		msg_configure(0, 1);
+		struct errbuf e;
+		if (!fn(&e))
+			_exit(e.code);
 		_exit(0);
 	}
 	int st;
@@ -175,18 +182,16 @@ static char *file_hash(const char *path)
 	return xstrdup(hex);
 }
 
-int main(void)
+TEST(image)
 {
 	/* The ELF walker on real host binaries. */
 	char *xfs = find_program("mkfs.xfs");
 	char *btrfs = find_program("mkfs.btrfs");
 	char *dmsetup = find_program("dmsetup");
-	if (!xfs || !btrfs || !dmsetup || access("/bin/busybox", X_OK) != 0) {
-		printf("# skipped: needs mkfs.xfs, mkfs.btrfs, dmsetup and /bin/busybox ('make deps')\n");
-		return 0;
-	}
+	if (!xfs || !btrfs || !dmsetup || access("/bin/busybox", X_OK) != 0)
+		SKIP("needs mkfs.xfs, mkfs.btrfs, dmsetup and /bin/busybox ('make deps')");
 	struct strvec libs = STRVEC_INIT;
-	CHECK(img_elf_deps(xfs, &libs) == 0, "mkfs.xfs: walker succeeds");
+	CHECK(img_elf_deps(xfs, &libs, &eb) == 0, "mkfs.xfs: walker succeeds");
 	bool libc = false, loader = false;
 	for (size_t i = 0; i < libs.n; i++) {
 		libc |= !strcmp(base(libs.v[i]), "libc.so.6");
@@ -197,15 +202,15 @@ int main(void)
 	strvec_free(&libs);
 	against_ldd(xfs);
 	against_ldd(dmsetup); /* libpcre2 comes only through libselinux: recursion */
-	CHECK(img_elf_deps("/bin/busybox", &libs) == 0 && libs.n == 0, "a static binary needs nothing");
-	CHECK(img_elf_deps("/etc/passwd", &libs) == 0 && libs.n == 0, "a file that is not ELF needs nothing");
-	CHECK(img_elf_deps("/nonexistent/x", &libs) < 0, "a missing file is an error");
+	CHECK(img_elf_deps("/bin/busybox", &libs, &eb) == 0 && libs.n == 0, "a static binary needs nothing");
+	CHECK(img_elf_deps("/etc/passwd", &libs, &eb) == 0 && libs.n == 0, "a file that is not ELF needs nothing");
+	CHECK(img_elf_deps("/nonexistent/x", &libs, &eb) < 0, "a missing file is an error");
 
 	/* A fake project root whose agent is busybox, and a temporary cache. */
 	char tmp[] = "/tmp/crashlab-test-initramfs.XXXXXX";
 	if (!mkdtemp(tmp)) {
 		CHECK(0, "temp dir: %s", strerror(errno));
-		return check_done();
+	
 	}
 	char *root = xasprintf("%s/root", tmp);
 	char *agent_dir = xasprintf("%s/images/agent", root);
@@ -226,7 +231,7 @@ int main(void)
 	if (hit) {
 		memcpy(hit, "libzzzz.so.1", 12);
 		CHECK(write_file_atomic(agent, elf.buf, elf.len) == 0 && chmod(agent, 0755) == 0, "patched agent");
-		CHECK(img_elf_deps(agent, &libs) < 0, "a library that cannot be found is an error");
+		CHECK(img_elf_deps(agent, &libs, &eb) < 0, "a library that cannot be found is an error");
 		CHECK(in_child(nocache, false, img_initramfs_ensure) == EXIT_NOINPUT,
 		      "and the image build exits %d", EXIT_NOINPUT);
 	}
@@ -241,14 +246,14 @@ int main(void)
 	/* A real build. */
 	char *cache = xasprintf("%s/cache", tmp);
 	setenv("XDG_CACHE_HOME", cache, 1);
-	quiet = 1;
+	msg_configure(0, 1);
 	char *images = xasprintf("%s/crashlab/images", cache);
 	mkdir_p(images, 0755);
 	char *stale = xasprintf("%s/initramfs-0000000000000000.cpio.gz.tmp.999999999", images);
 	write_file_atomic(stale, "x", 1);
 	CHECK(img_initramfs_cached() == NULL, "nothing cached before the first build");
 	double t0 = now_s();
-	char *path = img_initramfs_ensure();
+	char *path = img_initramfs_ensure(&eb);
 	double t1 = now_s();
 	printf("# built %s in %.2f s\n", path, t1 - t0);
 	CHECK(file_exists(path), "image exists");
@@ -297,7 +302,7 @@ int main(void)
 	}
 	CHECK(tools_ok, "every required tool is in /sbin");
 
-	CHECK(img_elf_deps(btrfs, &libs) == 0, "mkfs.btrfs dependencies");
+	CHECK(img_elf_deps(btrfs, &libs, &eb) == 0, "mkfs.btrfs dependencies");
 	bool libs_ok = libs.n > 0;
 	for (size_t i = 0; i < libs.n; i++) {
 		char *real = realpath(libs.v[i], NULL);
@@ -325,7 +330,7 @@ int main(void)
 	struct stat st1, st2;
 	stat(path, &st1);
 	t0 = now_s();
-	char *again = img_initramfs_ensure();
+	char *again = img_initramfs_ensure(&eb);
 	t1 = now_s();
 	stat(again, &st2);
 	printf("# cache hit in %.3f s\n", t1 - t0);
@@ -336,7 +341,7 @@ int main(void)
 	char *h1 = file_hash(path);
 	unlink(path);
 	CHECK(img_initramfs_cached() == NULL, "a removed image is not cached");
-	char *rebuilt = img_initramfs_ensure();
+	char *rebuilt = img_initramfs_ensure(&eb);
 	char *h2 = file_hash(rebuilt);
 	CHECK(!strcmp(path, rebuilt) && !strcmp(h1, h2), "a rebuild gives the same bytes");
 
@@ -346,9 +351,10 @@ int main(void)
 	if (fd >= 0)
 		close(fd);
 	CHECK(img_initramfs_cached() == NULL, "a changed agent is not a cache hit");
-	char *other = img_initramfs_ensure();
+	char *other = img_initramfs_ensure(&eb);
 	CHECK(strcmp(other, path) != 0 && file_exists(other), "and builds a new image");
 
 	rm_rf(tmp);
-	return check_done();
 }
+
+TEST_MAIN()

@@ -14,7 +14,7 @@
 #define P2 "p2,p2"
 
 /* fsync.file (POSIX), and unpromised data before the fsync completes. */
-static void t_fsync_file(void)
+TEST(fsync_file)
 {
 	struct kit k;
 	kit_init(&k, "[setup]\ncreat f\n[run]\nwrite f 8K\nfsync f\n");
@@ -25,7 +25,7 @@ static void t_fsync_file(void)
 	kit_clear(&k);
 	kit_node(&k, "f", 'f', 0644, 0, 1, 50, "");
 	kit_judge(&k, 3);
-	const struct lab_verdict *v = kit_find(&k, "posix", "fsync.file", "LOST");
+	const struct verdict *v = kit_find(&k, "posix", "fsync.file", "LOST");
 	CHECK(v, "fsync.file LOST: fsync completed, the file is empty");
 	CHECK(v && strstr(v->reason, "op 2 `write f 8K`") && strstr(v->reason, "op 3 `fsync f`") &&
 		      strstr(v->reason, "'f'") && strstr(v->reason, "expected") && strstr(v->reason, "found"),
@@ -40,13 +40,13 @@ static void t_fsync_file(void)
 	kit_node(&k, "f", 'f', 0644, 0, 1, 50, "");
 	kit_judge(&k, 2);
 	CHECK(kit_find(&k, "posix", "unpromised", "gone"), "gone: written, not fsynced, missing");
-	for (int m = 0; m < LAB_M_COUNT; m++)
-		if (m != LAB_M_SEQUENTIAL)
-			CHECK(k.j.count[m][LAB_V_LOST] == 0, "unsynced data missing is never LOST under %s", lab_model_name(m));
+	for (int m = 0; m < MODEL_COUNT; m++)
+		if (m != MODEL_SEQUENTIAL)
+			CHECK(k.j.count[m][V_LOST] == 0, "unsynced data missing is never LOST under %s", model_name(m));
 	kit_free(&k);
 }
 
-static void t_fdatasync(void)
+TEST(fdatasync)
 {
 	struct kit k;
 	kit_init(&k, "[setup]\ncreat f\n[run]\nwrite f 4K\nchmod f 0600\nfdatasync f\n");
@@ -63,7 +63,7 @@ static void t_fdatasync(void)
 	kit_free(&k);
 }
 
-static void t_ext4_name(void)
+TEST(ext4_name)
 {
 	struct kit k;
 	kit_init(&k, "[setup]\nmkdir d\n[run]\nwrite d/n \"x\"\nfsync d/n\n");
@@ -87,7 +87,7 @@ static void t_ext4_name(void)
 	kit_free(&k);
 }
 
-static void t_btrfs_names(void)
+TEST(btrfs_names)
 {
 	struct kit k;
 	kit_init(&k, "[setup]\ncreat f\n[run]\nlink f l\nfsync f\n");
@@ -109,7 +109,7 @@ static void t_btrfs_names(void)
 static const char seed[] = "[setup]\nmkdir A\nwrite A/foo \"hello\"\nsync\n[run]\nrename A/foo A/bar\n"
 			   "write A/foo \"world\"\nfsync A/foo\n";
 
-static void t_seed(void)
+TEST(seed)
 {
 	struct kit k;
 	kit_init(&k, seed);
@@ -140,7 +140,7 @@ static void t_seed(void)
 	kit_free(&k);
 }
 
-static void t_fsync_dir(void)
+TEST(fsync_dir)
 {
 	struct kit k;
 	kit_init(&k, "[setup]\nmkdir d\n[run]\ncreat d/x\nfsync d\n");
@@ -156,7 +156,7 @@ static void t_fsync_dir(void)
 	kit_clear(&k);
 	kit_judge(&k, 2);
 	kit_node(&k, "d", 'd', 0755, 4096, 2, 10, NULL);
-	lab_judgement_free(&k.j);
+	judgement_free(&k.j);
 	kit_judge(&k, 2);
 	CHECK(kit_find(&k, "posix", "unpromised", "gone"), "before the fsync completes: gone");
 	kit_clear(&k);
@@ -167,7 +167,7 @@ static void t_fsync_dir(void)
 	kit_free(&k);
 }
 
-static void t_btrfs_dir(void)
+TEST(btrfs_dir)
 {
 	struct kit k;
 	kit_init(&k, "[setup]\nmkdir d\ncreat d/x\n[run]\nunlink d/x\nfsync d\n");
@@ -185,7 +185,7 @@ static void t_btrfs_dir(void)
 	kit_free(&k);
 }
 
-static void t_somc_dir_deps(void)
+TEST(somc_dir_deps)
 {
 	struct kit k;
 	kit_init(&k, "[setup]\nmkdir d\n[run]\nmkdir d/e\ncreat d/e/x\nfsync d/e\n");
@@ -204,7 +204,7 @@ static void t_somc_dir_deps(void)
 	kit_free(&k);
 }
 
-static void t_order_and_prefix(void)
+TEST(order_and_prefix)
 {
 	struct kit k;
 	kit_init(&k, "[run]\ncreat a\ncreat b\n");
@@ -232,7 +232,7 @@ static void t_order_and_prefix(void)
 }
 
 /* sequential: a completed fsync makes the prefix reach at least that far. */
-static void t_prefix_fsync(void)
+TEST(prefix_fsync)
 {
 	struct kit k;
 	kit_init(&k, "[run]\ncreat a\ncreat b\nfsync b\n");
@@ -252,7 +252,7 @@ static void t_prefix_fsync(void)
 
 /* A rename of a file created in the run, nothing of which persisted: the
  * absent source name is no evidence that the rename happened. */
-static void t_rename_of_unpersisted(void)
+TEST(rename_of_unpersisted)
 {
 	struct kit k;
 	kit_init(&k, "[run]\nwrite t 8K\nrename t f\nwrite u \"x\"\nrename u v\n");
@@ -266,7 +266,7 @@ static void t_rename_of_unpersisted(void)
 }
 
 /* The negative control N1: f renamed but empty. */
-static void t_n1(void)
+TEST(n1)
 {
 	struct kit k;
 	kit_init(&k, "[run]\nwrite t 64K\nrename t f\ncreat g\nfsync g\n");
@@ -275,7 +275,7 @@ static void t_n1(void)
 	kit_node(&k, "g", 'f', 0644, 0, 1, 13, "");
 	kit_judge(&k, 4);
 	CHECK(k.j.explained, "N1: f renamed but empty is explained");
-	const struct lab_verdict *v = kit_find(&k, "sequential", "sequential.prefix", "LOST");
+	const struct verdict *v = kit_find(&k, "sequential", "sequential.prefix", "LOST");
 	CHECK(v && v->op == 1, "sequential reports op 1's data LOST: %s", v ? v->reason : "none");
 	CHECK(kit_count(&k, "posix", "LOST") == 0 && kit_count(&k, "ext4", "LOST") == 0, "POSIX and ext4: nothing LOST");
 	kit_free(&k);
@@ -298,7 +298,7 @@ static void barrier_case(const char *wl, const char *model, const char *rule, in
 	/* witness visible, covered change missing */
 	kit_node(&k, "f", 'f', 0644, 0, 1, 12, "");
 	kit_judge(&k, 5);
-	const struct lab_verdict *v = kit_find(&k, model, rule, "LOST");
+	const struct verdict *v = kit_find(&k, model, rule, "LOST");
 	CHECK(v, "%s LOST: the rename is visible, the covered change is not", rule);
 	kit_clear(&k);
 	/* no witness visible: nothing promised */
@@ -315,7 +315,7 @@ static void barrier_case(const char *wl, const char *model, const char *rule, in
 	kit_free(&k);
 }
 
-static void t_barriers(void)
+TEST(barriers)
 {
 	barrier_case(l1, "barrier", "barrier.fdatabarrier", 0);
 	barrier_case("[run]\ncreat t\nsetxattr t user.a v\nfbarrier t\nrename t f\nfsync g\n", "barrier",
@@ -361,22 +361,21 @@ static void t_barriers(void)
 	kit_free(&k);
 }
 
-static void t_universal(void)
+TEST(universal)
 {
 	struct kit k;
 	kit_init(&k, "[setup]\nwrite a \"1\"\nwrite b \"2\"\n[run]\nrename a b\nwrite f 4K\nsync\n");
 	kit_sim(&k);
 	/* U1 */
-	struct lab_judge_state st = { .mount_ok = 0, .fsck_status = -1, .point = 5 };
-	lab_judge(&k.s, k.res, &st, &k.j);
+	struct check_report st = { .mount_ok = 0, .fsck_status = -1 };
+	model_judge(&k.s, k.res, &st, 5, &k.j);
 	CHECK(kit_find(&k, "universal", "U1", "broken") && k.j.n == 1, "U1 broken: the state did not mount, nothing else judged");
-	lab_judgement_free(&k.j);
+	judgement_free(&k.j);
 	/* U2 */
 	kit_text(&k, "b", 0644, 20, "1");
 	kit_node(&k, "f", 'f', 0644, 4096, 1, 21, "p4");
-	struct lab_judge_state st2 = { .mount_ok = 1, .fsck_status = 4, .fsck_clean = 0, .point = 5, .nodes = k.nodes,
-				       .n = k.n };
-	lab_judge(&k.s, k.res, &st2, &k.j);
+	struct check_report st2 = { .mount_ok = 1, .fsck_status = 4, .fsck_clean = 0, .nodes = k.nodes, .n_nodes = k.n };
+	model_judge(&k.s, k.res, &st2, 5, &k.j);
 	CHECK(kit_find(&k, "universal", "U2", "broken"), "U2 broken: fsck complains");
 	CHECK(kit_find(&k, "universal", "U3", "kept"), "U3 kept: explained");
 	CHECK(kit_find(&k, "universal", "U4", "kept"), "U4 kept: b names the renamed file");
@@ -393,7 +392,7 @@ static void t_universal(void)
 	kit_text(&k, "b", 0644, 20, "1");
 	k.nodes[1].nlink = 2;
 	kit_judge(&k, 2);
-	const struct lab_verdict *v = kit_find(&k, "universal", "U4", "broken");
+	const struct verdict *v = kit_find(&k, "universal", "U4", "broken");
 	CHECK(v && strstr(v->reason, "both"), "U4 broken: the renamed file under both names: %s", v ? v->reason : "");
 	kit_clear(&k);
 	/* U5 */
@@ -413,41 +412,24 @@ static void t_universal(void)
 	kit_free(&k);
 }
 
-static void t_select(void)
+TEST(select)
 {
 	unsigned set;
-	char err[256];
-	CHECK(lab_models_select(NULL, "f2fs", NULL, &set, err, sizeof(err)) == 0 &&
-		      set == ((1u << LAB_M_POSIX) | (1u << LAB_M_F2FS_POSIX)),
+	struct errbuf eb = { 0 };
+	char *err = eb.msg;
+	CHECK(models_select(NULL, "f2fs", NULL, &set, &eb) == 0 &&
+		      set == ((1u << MODEL_POSIX) | (1u << MODEL_F2FS_POSIX)),
 	      "default for f2fs: posix and f2fs-posix");
-	CHECK(lab_models_select("all", "ext4", NULL, &set, err, sizeof(err)) == 0 && set == (1u << LAB_M_COUNT) - 1,
+	CHECK(models_select("all", "ext4", NULL, &set, &eb) == 0 && set == (1u << MODEL_COUNT) - 1,
 	      "--model all");
-	CHECK(lab_models_select("posix,nosuch", "ext4", NULL, &set, err, sizeof(err)) < 0 && strstr(err, "'nosuch'"),
+	CHECK(models_select("posix,nosuch", "ext4", NULL, &set, &eb) < 0 && strstr(err, "'nosuch'"),
 	      "an unknown model is named: %s", err);
-	const struct lab_rule_info *r;
-	size_t n = lab_rules(&r);
+	const struct rule_info *r;
+	size_t n = model_rules(&r);
 	int cited = 1;
 	for (size_t i = 0; i < n; i++)
 		cited &= r[i].cite && (strstr(r[i].cite, "GUARANTEES.md") || strstr(r[i].cite, "KERNEL-API.md"));
 	CHECK(n >= 19 && cited, "every rule (%zu) cites GUARANTEES.md or KERNEL-API.md", n);
 }
 
-int main(void)
-{
-	t_fsync_file();
-	t_fdatasync();
-	t_ext4_name();
-	t_btrfs_names();
-	t_seed();
-	t_fsync_dir();
-	t_btrfs_dir();
-	t_somc_dir_deps();
-	t_order_and_prefix();
-	t_prefix_fsync();
-	t_rename_of_unpersisted();
-	t_n1();
-	t_barriers();
-	t_universal();
-	t_select();
-	return check_done();
-}
+TEST_MAIN()

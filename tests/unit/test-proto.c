@@ -1,4 +1,5 @@
 /* test-proto.c - the host <-> guest frame codec, byte by byte. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -6,79 +7,90 @@
 #include "core/proto.h"
 #include "tests/unit/check.h"
 
-static int read_all(int fd, struct lab_proto_reader *r)
+static int read_all(int fd, struct proto_reader *r)
 {
 	char buf[7]; /* small on purpose: frames arrive in pieces */
 	ssize_t n;
 	while ((n = read(fd, buf, sizeof(buf))) > 0)
-		if (lab_proto_feed(r, buf, (size_t)n) < 0)
+		if (proto_feed(r, buf, (size_t)n) < 0)
 			return -1;
 	return 0;
 }
 
-int main(void)
+TEST(frames)
 {
 	int p[2];
 	if (pipe(p) < 0)
-		return 2;
+		SKIP("no pipe: %s", strerror(errno));
 	char *argv[] = { "sh", "-c", "echo hi", "", NULL };
 	uint32_t len;
-	unsigned char *packed = lab_proto_pack_argv(argv, &len);
+	unsigned char *packed = proto_pack_argv(argv, &len);
 	CHECK(len == 3 + 3 + 8 + 1, "argv packs NUL-separated (%u bytes)", len);
-	CHECK(lab_proto_send(p[1], LAB_MSG_EXEC, 0, 7, packed, len) == 0, "send EXEC");
-	CHECK(lab_proto_send(p[1], LAB_MSG_OUT, 2, 7, "err", 3) == 0, "send OUT");
-	CHECK(lab_proto_send(p[1], LAB_MSG_SHUTDOWN, 0, 0, NULL, 0) == 0, "send empty frame");
+	CHECK(proto_send(p[1], PROTO_MSG_EXEC, 0, 7, packed, len) == 0, "send EXEC");
+	CHECK(proto_send(p[1], PROTO_MSG_OUT, 2, 7, "err", 3) == 0, "send OUT");
+	CHECK(proto_send(p[1], PROTO_MSG_SHUTDOWN, 0, 0, NULL, 0) == 0, "send empty frame");
 	close(p[1]);
 
-	struct lab_proto_reader r = { 0 };
+	struct proto_reader r = { 0 };
 	CHECK(read_all(p[0], &r) == 0, "read in 7-byte pieces");
-	struct lab_msg m;
-	CHECK(lab_proto_next(&r, &m) == 1 && m.type == LAB_MSG_EXEC && m.seq == 7 && m.len == len,
+	struct proto_msg m;
+	CHECK(proto_next(&r, &m) == 1 && m.type == PROTO_MSG_EXEC && m.seq == 7 && m.len == len,
 	      "EXEC frame decoded");
 	char *out[8];
 	unsigned char *copy = malloc(m.len);
 	memcpy(copy, m.data, m.len);
-	int n = lab_proto_unpack_argv(copy, m.len, out, 8);
+	int n = proto_unpack_argv(copy, m.len, out, 8);
 	CHECK(n == 4 && !strcmp(out[0], "sh") && !strcmp(out[2], "echo hi") && !strcmp(out[3], ""),
 	      "argv round trip keeps empty arguments (%d)", n);
 	free(copy);
-	CHECK(lab_proto_next(&r, &m) == 1 && m.type == LAB_MSG_OUT && m.flags == 2 && m.len == 3 &&
+	CHECK(proto_next(&r, &m) == 1 && m.type == PROTO_MSG_OUT && m.flags == 2 && m.len == 3 &&
 	      !memcmp(m.data, "err", 3), "OUT frame with stderr flag");
-	CHECK(lab_proto_next(&r, &m) == 1 && m.type == LAB_MSG_SHUTDOWN && m.len == 0, "empty frame");
-	CHECK(lab_proto_next(&r, &m) == 0, "no more frames");
+	CHECK(proto_next(&r, &m) == 1 && m.type == PROTO_MSG_SHUTDOWN && m.len == 0, "empty frame");
+	CHECK(proto_next(&r, &m) == 0, "no more frames");
 
 	/* A partial frame waits for more bytes. */
-	struct lab_proto_reader r2 = { 0 };
-	unsigned char hdr[LAB_PROTO_HDR] = { 0x43, 0x4c, 0x41, 0x42, LAB_PROTO_VERSION, LAB_MSG_OUT, 1, 0,
+	struct proto_reader r2 = { 0 };
+	unsigned char hdr[PROTO_HDR] = { 0x43, 0x4c, 0x41, 0x42, PROTO_VERSION, PROTO_MSG_OUT, 1, 0,
 					     1, 0, 0, 0, 5, 0, 0, 0 };
-	lab_proto_feed(&r2, hdr, sizeof(hdr));
-	lab_proto_feed(&r2, "abc", 3);
-	CHECK(lab_proto_next(&r2, &m) == 0, "incomplete payload is not a message");
-	lab_proto_feed(&r2, "de", 2);
-	CHECK(lab_proto_next(&r2, &m) == 1 && m.len == 5 && !memcmp(m.data, "abcde", 5), "completed payload");
+	proto_feed(&r2, hdr, sizeof(hdr));
+	proto_feed(&r2, "abc", 3);
+	CHECK(proto_next(&r2, &m) == 0, "incomplete payload is not a message");
+	proto_feed(&r2, "de", 2);
+	CHECK(proto_next(&r2, &m) == 1 && m.len == 5 && !memcmp(m.data, "abcde", 5), "completed payload");
 
 	/* Corruption is detected, not resynced. */
-	struct lab_proto_reader r3 = { 0 };
-	unsigned char bad[LAB_PROTO_HDR] = { 'X', 'L', 'A', 'B', 1 };
-	lab_proto_feed(&r3, bad, sizeof(bad));
-	CHECK(lab_proto_next(&r3, &m) == -1 && strstr(r3.err, "magic"), "bad magic: %s", r3.err);
-	struct lab_proto_reader r4 = { 0 };
-	unsigned char v2[LAB_PROTO_HDR] = { 0x43, 0x4c, 0x41, 0x42, 99 };
-	lab_proto_feed(&r4, v2, sizeof(v2));
-	CHECK(lab_proto_next(&r4, &m) == -1 && strstr(r4.err, "version"), "wrong version: %s", r4.err);
-	struct lab_proto_reader r5 = { 0 };
-	unsigned char big[LAB_PROTO_HDR] = { 0x43, 0x4c, 0x41, 0x42, LAB_PROTO_VERSION, 3, 0, 0, 0, 0, 0, 0,
+	struct proto_reader r3 = { 0 };
+	unsigned char bad[PROTO_HDR] = { 'X', 'L', 'A', 'B', 1 };
+	proto_feed(&r3, bad, sizeof(bad));
+	CHECK(proto_next(&r3, &m) == -1 && strstr(r3.err, "magic"), "bad magic: %s", r3.err);
+	struct proto_reader r4 = { 0 };
+	unsigned char v2[PROTO_HDR] = { 0x43, 0x4c, 0x41, 0x42, 99 };
+	proto_feed(&r4, v2, sizeof(v2));
+	CHECK(proto_next(&r4, &m) == -1 && strstr(r4.err, "version"), "wrong version: %s", r4.err);
+	struct proto_reader r5 = { 0 };
+	unsigned char big[PROTO_HDR] = { 0x43, 0x4c, 0x41, 0x42, PROTO_VERSION, 3, 0, 0, 0, 0, 0, 0,
 					     0xff, 0xff, 0xff, 0x7f };
-	lab_proto_feed(&r5, big, sizeof(big));
-	CHECK(lab_proto_next(&r5, &m) == -1 && strstr(r5.err, "limit"), "oversized frame: %s", r5.err);
+	proto_feed(&r5, big, sizeof(big));
+	CHECK(proto_next(&r5, &m) == -1 && strstr(r5.err, "limit"), "oversized frame: %s", r5.err);
 	unsigned char notnul[3] = { 'a', 'b', 'c' };
-	CHECK(lab_proto_unpack_argv(notnul, 3, out, 8) == -1, "argv without final NUL is rejected");
+	CHECK(proto_unpack_argv(notnul, 3, out, 8) == -1, "argv without final NUL is rejected");
 
-	lab_proto_reader_free(&r);
-	lab_proto_reader_free(&r2);
-	lab_proto_reader_free(&r3);
-	lab_proto_reader_free(&r4);
-	lab_proto_reader_free(&r5);
+	proto_reader_free(&r);
+	proto_reader_free(&r2);
+	proto_reader_free(&r3);
+	proto_reader_free(&r4);
+	proto_reader_free(&r5);
 	free(packed);
-	return check_done();
+	}
+
+TEST(results)
+{
+	struct op_result r = { .ret = -1, .err = 2, .ino = UINT64_C(18446744073709551615), .ino2 = 7, .ms = 1.5 }, b;
+	char buf[256];
+	int n = proto_result_format(&r, buf, sizeof(buf));
+	CHECK(proto_result_parse(buf, (size_t)n, &b) == 0 && b.ret == -1 && b.err == 2 && b.ino == r.ino && b.ino2 == 7 &&
+	      b.ms == 1.5, "a RESULT round-trips, 64-bit inode numbers exactly");
+	CHECK(proto_result_parse("ino=5\n", 6, &b) < 0, "a RESULT without ret and errno is refused");
 }
+
+TEST_MAIN()

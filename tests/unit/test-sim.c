@@ -19,7 +19,7 @@ static size_t changes_of(const struct sim *s, int op, enum sim_field_kind kind)
 	return n;
 }
 
-int main(void)
+TEST(simulator)
 {
 	struct kit k;
 	kit_init(&k, "[setup]\nmkdir A\nwrite A/foo \"hello\"\nsync\n[run]\nrename A/foo A/bar\nwrite A/foo \"world\"\n"
@@ -106,13 +106,15 @@ int main(void)
 
 	/* what it cannot model */
 	struct wl_workload w;
-	char err[512];
-	wl_parse("big.wl", "[run]\nwrite f 2G 4K\n", &w, err, sizeof(err));
-	CHECK(sim_check(&w, err, sizeof(err)) < 0 && strstr(err, "op 1 (line 2) `write f 2G 4K`"),
+	struct errbuf eb = { 0 };
+	char *err = eb.msg;
+	wl_parse("big.wl", "[run]\nwrite f 2G 4K\n", &w, &eb);
+	CHECK(sim_check(&w, &eb) < 0 && strstr(err, "op 1 (line 2) `write f 2G 4K`"),
 	      "an op it cannot model is refused, naming the op: %s", err);
 	wl_free(&w);
-	wl_parse("abs.wl", "[run]\nsymlink /etc/passwd s\nwrite s \"x\"\n", &w, err, sizeof(err));
-	CHECK(sim_check(&w, err, sizeof(err)) < 0 && strstr(err, "op 2"), "a symlink out of the file system: %s", err);
+	wl_parse("abs.wl", "[run]\nsymlink /etc/passwd s\nwrite s \"x\"\n", &w, &eb);
+	CHECK(sim_check(&w, &eb) < 0 && strstr(err, "op 2"), "a symlink out of the file system: %s", err);
 	wl_free(&w);
-	return check_done();
 }
+
+TEST_MAIN()

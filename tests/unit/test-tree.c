@@ -44,7 +44,7 @@ static int round_trip(const struct tree_node *n, const char *what)
 	return ok;
 }
 
-static void check_format(void)
+TEST(format)
 {
 	struct tree_node n = { 0 };
 	n.path = "A/foo";
@@ -151,7 +151,7 @@ static void check_format(void)
 	round_trip(&o, "another file type, no optional fields");
 }
 
-static void check_parse_errors(void)
+TEST(parse_errors)
 {
 	const char *bad[] = {
 		"",
@@ -192,7 +192,7 @@ static void check_parse_errors(void)
 	tree_node_free(&t);
 }
 
-static void check_tokens(void)
+TEST(tokens)
 {
 	unsigned char blk[TREE_BLOCK];
 	char tok[24];
@@ -228,22 +228,16 @@ static void check_tokens(void)
 	tree_block_token(blk, sizeof(blk), 3 * TREE_BLOCK, tok);
 	CHECK(tok[0] == 'h', "half pattern, half zeros: a hash (%s)", tok);
 
-	uint64_t h = tree_fnv1a(blk, sizeof(blk));
+	uint64_t h = fnv1a64(blk, sizeof(blk));
 	char want[24];
 	snprintf(want, sizeof(want), "h%016" PRIx64, h);
 	CHECK(!strcmp(tok, want), "the hash token is FNV-1a of the block");
-	CHECK(tree_fnv1a("", 0) == UINT64_C(0xcbf29ce484222325), "FNV-1a 64 of nothing is the offset basis");
-	CHECK(tree_fnv1a("a", 1) == UINT64_C(0xaf63dc4c8601ec8c), "FNV-1a 64 of \"a\"");
-	CHECK(tree_fnv1a("foobar", 6) == UINT64_C(0x85944171f73967e8), "FNV-1a 64 of \"foobar\"");
+	CHECK(fnv1a64("", 0) == UINT64_C(0xcbf29ce484222325), "FNV-1a 64 of nothing is the offset basis");
+	CHECK(fnv1a64("a", 1) == UINT64_C(0xaf63dc4c8601ec8c), "FNV-1a 64 of \"a\"");
+	CHECK(fnv1a64("foobar", 6) == UINT64_C(0x85944171f73967e8), "FNV-1a 64 of \"foobar\"");
 	unsigned char one[1] = { 7 };
 	tree_block_token(one, 1, 0, tok);
 	CHECK(tok[0] == 'h' && strlen(tok) == 17, "one byte: hash token of 16 digits (%s)", tok);
 }
 
-int main(void)
-{
-	check_format();
-	check_parse_errors();
-	check_tokens();
-	return check_done();
-}
+TEST_MAIN()

@@ -201,13 +201,14 @@ static void model_apply(const struct lb *b, unsigned char *img, size_t i, const 
 static int replay_equals(const struct wlog *l, const char *text, const unsigned char *want, uint64_t *written)
 {
 	struct wlog_spec s;
-	char err[256];
-	if (wlog_spec_parse(text, &s, err, sizeof(err)) < 0) {
+	struct errbuf eb = { 0 };
+	char *err = eb.msg;
+	if (wlog_spec_parse(text, &s, &eb) < 0) {
 		printf("# parse '%s': %s\n", text, err);
 		return 0;
 	}
 	int fd = save("disk.img", base, DISK);
-	int rc = wlog_apply(l, &s, fd, written, err, sizeof(err));
+	int rc = wlog_apply(l, &s, fd, written, &eb);
 	wlog_spec_free(&s);
 	if (rc < 0) {
 		printf("# apply '%s': %s\n", text, err);
@@ -220,10 +221,10 @@ static int replay_equals(const struct wlog *l, const char *text, const unsigned 
 	return ok;
 }
 
-static int open_err(const void *data, size_t n, char *err, size_t errlen, struct wlog *l)
+static int open_err(const void *data, size_t n, struct errbuf *ebp, struct wlog *l)
 {
 	int fd = save("bad.log", data, n);
-	int rc = wlog_open(l, fd, err, errlen);
+	int rc = wlog_open(l, fd, ebp);
 	close(fd);
 	if (rc == 0)
 		wlog_close(l);
@@ -233,8 +234,9 @@ static int open_err(const void *data, size_t n, char *err, size_t errlen, struct
 static int spec_err(const char *text, const char *want)
 {
 	struct wlog_spec s;
-	char err[256] = "";
-	if (wlog_spec_parse(text, &s, err, sizeof(err)) == 0) {
+	struct errbuf eb = { 0 };
+	char *err = eb.msg;
+	if (wlog_spec_parse(text, &s, &eb) == 0) {
 		wlog_spec_free(&s);
 		printf("# '%s' parsed\n", text);
 		return 0;
@@ -249,8 +251,10 @@ static int spec_err(const char *text, const char *want)
 static int spec_round(const char *in, const char *canon)
 {
 	struct wlog_spec s;
-	char err[256], out[512];
-	if (wlog_spec_parse(in, &s, err, sizeof(err)) < 0) {
+	char out[512];
+	struct errbuf eb = { 0 };
+	char *err = eb.msg;
+	if (wlog_spec_parse(in, &s, &eb) < 0) {
 		printf("# '%s': %s\n", in, err);
 		return 0;
 	}
@@ -266,14 +270,15 @@ static int spec_round(const char *in, const char *canon)
 static int apply_err(const struct wlog *l, const char *text, const char *want)
 {
 	struct wlog_spec s;
-	char err[256] = "";
-	if (wlog_spec_parse(text, &s, err, sizeof(err)) < 0) {
+	struct errbuf eb = { 0 };
+	char *err = eb.msg;
+	if (wlog_spec_parse(text, &s, &eb) < 0) {
 		printf("# '%s': %s\n", text, err);
 		return 0;
 	}
 	int fd = save("disk.img", base, DISK);
 	uint64_t w = 99;
-	int rc = wlog_apply(l, &s, fd, &w, err, sizeof(err));
+	int rc = wlog_apply(l, &s, fd, &w, &eb);
 	wlog_spec_free(&s);
 	static unsigned char got[DISK];
 	int untouched = pread(fd, got, DISK, 0) == DISK && !memcmp(got, base, DISK);
@@ -285,12 +290,13 @@ static int apply_err(const struct wlog *l, const char *text, const char *want)
 	return 1;
 }
 
-int main(void)
+TEST(log_reader_and_replay)
 {
 	if (!mkdtemp(tmpdir))
-		return 2;
+		SKIP("cannot make a temporary directory");
 	fill(base, DISK, 7);
-	char err[256];
+	struct errbuf eb = { 0 };
+	char *err = eb.msg;
 	struct wlog l;
 
 	/* ---- a 512-byte log: writes, flushes, a discard, a mark, a tail ---- */
@@ -308,7 +314,7 @@ int main(void)
 	lb_super(&b, WLOG_MAGIC, 1, 7, 512);
 	int fd = save("a.log", b.buf, b.len);
 	CHECK(fd >= 0, "synthetic 512-byte log written (%zu bytes)", b.len);
-	int rc = wlog_open(&l, fd, err, sizeof(err));
+	int rc = wlog_open(&l, fd, &eb);
 	CHECK(rc == 0, "open: %s", rc ? err : "ok");
 	CHECK(l.n == 9 && l.committed == 7 && l.sectorsize == 512 && !l.dropped && !l.nosuper,
 	      "9 entries, 7 committed, a 2-entry tail, nothing dropped (n %zu, committed %llu)", l.n,
@@ -398,7 +404,7 @@ int main(void)
 	/* The tail: a truncated last entry is dropped and reported. */
 	size_t full_len = b.len;
 	int tfd = save("trunc.log", b.buf, full_len - 1000);
-	CHECK(wlog_open(&l, tfd, err, sizeof(err)) == 0 && l.n == 8 && l.dropped &&
+	CHECK(wlog_open(&l, tfd, &eb) == 0 && l.n == 8 && l.dropped &&
 	      l.dropped_at == b.r[wF].hdr_off, "truncated tail entry dropped (n %zu)", l.n);
 	char msg[200];
 	snprintf(msg, sizeof(msg), "entry 8 at byte %llu: truncated (needs 8704 bytes, file ends after %llu)",
@@ -408,14 +414,14 @@ int main(void)
 	close(tfd);
 	/* Cut inside the next header: also a dropped tail. */
 	tfd = save("trunc2.log", b.buf, b.r[wF].hdr_off + 20);
-	CHECK(wlog_open(&l, tfd, err, sizeof(err)) == 0 && l.n == 8 && l.dropped, "cut inside a tail header");
+	CHECK(wlog_open(&l, tfd, &eb) == 0 && l.n == 8 && l.dropped, "cut inside a tail header");
 	wlog_close(&l);
 	close(tfd);
 	/* Zeros after the last entry (unwritten or padded space) end the log cleanly. */
 	unsigned char *padded = calloc(1, full_len + 8192);
 	memcpy(padded, b.buf, full_len);
 	tfd = save("padded.log", padded, full_len + 8192);
-	CHECK(wlog_open(&l, tfd, err, sizeof(err)) == 0 && l.n == 9 && !l.dropped, "zero padding is not an entry");
+	CHECK(wlog_open(&l, tfd, &eb) == 0 && l.n == 9 && !l.dropped, "zero padding is not an entry");
 	wlog_close(&l);
 	close(tfd);
 	/* An invalid header in the tail ends the log. */
@@ -424,7 +430,7 @@ int main(void)
 	put64(bad + b.r[wE].hdr_off + 16, 0x40);
 	snprintf(msg, sizeof(msg), "entry 7 at byte %llu: invalid flags 0x40", (unsigned long long)b.r[wE].hdr_off);
 	tfd = save("badtail.log", bad, full_len);
-	CHECK(wlog_open(&l, tfd, err, sizeof(err)) == 0 && l.n == 7 && l.dropped && !strcmp(l.dropped_why, msg),
+	CHECK(wlog_open(&l, tfd, &eb) == 0 && l.n == 7 && l.dropped && !strcmp(l.dropped_why, msg),
 	      "invalid flags in the tail end the log: %s", l.dropped_why);
 	wlog_close(&l);
 	close(tfd);
@@ -432,35 +438,35 @@ int main(void)
 	/* ---- corruption in the committed part is fatal, with index and byte ---- */
 	memcpy(bad, b.buf, full_len);
 	put64(bad + b.r[wD].hdr_off + 16, 0x40);
-	CHECK(open_err(bad, full_len, err, sizeof(err), &l) < 0, "invalid flags in a committed entry fail");
+	CHECK(open_err(bad, full_len, &eb, &l) < 0, "invalid flags in a committed entry fail");
 	snprintf(msg, sizeof(msg), "entry 5 at byte %llu: invalid flags 0x40", (unsigned long long)b.r[wD].hdr_off);
 	CHECK(!strcmp(err, msg), "message: %s", err);
 	memcpy(bad, b.buf, full_len);
 	put64(bad + 16, 9);
-	CHECK(open_err(bad, full_len - 1000, err, sizeof(err), &l) < 0, "truncated committed entry fails");
+	CHECK(open_err(bad, full_len - 1000, &eb, &l) < 0, "truncated committed entry fails");
 	snprintf(msg, sizeof(msg), "entry 8 at byte %llu: truncated (needs 8704 bytes, file ends after 7704)",
 		 (unsigned long long)b.r[wF].hdr_off);
 	CHECK(!strcmp(err, msg), "message: %s", err);
 	put64(bad + 16, 12);
-	CHECK(open_err(bad, full_len, err, sizeof(err), &l) < 0, "entries missing from a committed count fail");
+	CHECK(open_err(bad, full_len, &eb, &l) < 0, "entries missing from a committed count fail");
 	snprintf(msg, sizeof(msg), "entry 9 at byte %zu: missing (the superblock counts 12 entries)", full_len);
 	CHECK(!strcmp(err, msg), "message: %s", err);
 	memcpy(bad, b.buf, full_len);
 	memset(bad + b.r[wB].hdr_off, 0, 32);
-	CHECK(open_err(bad, full_len, err, sizeof(err), &l) < 0 &&
+	CHECK(open_err(bad, full_len, &eb, &l) < 0 &&
 	      !strncmp(err, "entry 1 at byte 5120: empty header", 34), "zeroed committed header: %s", err);
 	memcpy(bad, b.buf, full_len);
 	put64(bad + b.r[wA].hdr_off, UINT64_MAX / 2);
-	CHECK(open_err(bad, full_len, err, sizeof(err), &l) < 0 && strstr(err, "entry 0 at byte 512: sectors ") &&
+	CHECK(open_err(bad, full_len, &eb, &l) < 0 && strstr(err, "entry 0 at byte 512: sectors ") &&
 	      strstr(err, "beyond any disk"), "absurd sector number: %s", err);
 
 	/* Superblock errors. */
 	memcpy(bad, b.buf, full_len);
 	put64(bad, 0x1234);
-	CHECK(open_err(bad, full_len, err, sizeof(err), &l) < 0 && !strcmp(err, "bad magic 0x1234"), "%s", err);
+	CHECK(open_err(bad, full_len, &eb, &l) < 0 && !strcmp(err, "bad magic 0x1234"), "%s", err);
 	memcpy(bad, b.buf, full_len);
 	put64(bad + 8, 2);
-	CHECK(open_err(bad, full_len, err, sizeof(err), &l) < 0 && !strcmp(err, "unsupported version 2"), "%s", err);
+	CHECK(open_err(bad, full_len, &eb, &l) < 0 && !strcmp(err, "unsupported version 2"), "%s", err);
 	uint32_t sizes[] = { 1000, 256, 0, 16u << 20 };
 	for (int k = 0; k < 4; k++) {
 		memcpy(bad, b.buf, full_len);
@@ -468,20 +474,20 @@ int main(void)
 			bad[24 + i] = (unsigned char)(sizes[k] >> (8 * i));
 		char w[64];
 		snprintf(w, sizeof(w), "invalid sector size %u", sizes[k]);
-		CHECK(open_err(bad, full_len, err, sizeof(err), &l) < 0 && !strcmp(err, w), "%s", err);
+		CHECK(open_err(bad, full_len, &eb, &l) < 0 && !strcmp(err, w), "%s", err);
 	}
-	CHECK(open_err(b.buf, 10, err, sizeof(err), &l) < 0 &&
+	CHECK(open_err(b.buf, 10, &eb, &l) < 0 &&
 	      !strcmp(err, "file too short for a superblock (10 bytes)"), "%s", err);
-	CHECK(open_err(b.buf, 0, err, sizeof(err), &l) < 0 &&
+	CHECK(open_err(b.buf, 0, &eb, &l) < 0 &&
 	      !strcmp(err, "file too short for a superblock (0 bytes)"), "%s", err);
-	CHECK(open_err(b.buf, 300, err, sizeof(err), &l) < 0 &&
+	CHECK(open_err(b.buf, 300, &eb, &l) < 0 &&
 	      !strcmp(err, "file too short for a superblock (300 bytes, sector size 512)"), "%s", err);
 
 	/* No superblock yet (no flush logged): zeros, 512-byte sectors assumed. */
 	memcpy(bad, b.buf, full_len);
 	memset(bad, 0, 512);
 	tfd = save("nosuper.log", bad, full_len);
-	CHECK(wlog_open(&l, tfd, err, sizeof(err)) == 0 && l.nosuper && l.committed == 0 && l.n == 9,
+	CHECK(wlog_open(&l, tfd, &eb) == 0 && l.nosuper && l.committed == 0 && l.n == 9,
 	      "all-zero superblock: committed 0, every entry in the tail");
 	CHECK(wlog_read_committed(tfd, &cnt) == 0 && cnt == 0, "read_committed of a zero superblock: 0");
 	wlog_close(&l);
@@ -516,7 +522,7 @@ int main(void)
 	fill(four, sizeof(four), 14);
 	lb_entry(&b4, 20, 4, 0, 0, NULL, 0, four, 4096);
 	int fd4 = save("s4.log", b4.buf, b4.len);
-	rc = wlog_open(&l, fd4, err, sizeof(err));
+	rc = wlog_open(&l, fd4, &eb);
 	CHECK(rc == 0, "open 4096-byte log: %s", rc ? err : "ok");
 	CHECK(l.sectorsize == 4096 && l.n == 7 && l.committed == 7 && l.dropped, "7 entries, truncated tail dropped");
 	snprintf(msg, sizeof(msg), "entry 7 at byte %zu: truncated (needs 20480 bytes, file ends after 8192)", good4);
@@ -556,7 +562,7 @@ int main(void)
 	lb_super(&bm, WLOG_MAGIC, 1, 2, 512);
 	int fdm = save("mark.log", bm.buf, bm.len);
 	char *lbuf = calloc(1, 701);
-	CHECK(wlog_open(&l, fdm, err, sizeof(err)) == 0 && l.n == 2 && l.e[lm].offset == 1024 &&
+	CHECK(wlog_open(&l, fdm, &eb) == 0 && l.n == 2 && l.e[lm].offset == 1024 &&
 	      wlog_read_data(&l, lm, lbuf) == 0 && !strcmp(lbuf, longl) && l.e[after].offset == 512 * 5,
 	      "700-byte label in the two sectors after its header, next entry after it");
 	free(lbuf);
@@ -587,7 +593,7 @@ int main(void)
 	CHECK(spec_err("prefix=99999999999999999999", "number too large in prefix"), "overflow");
 	CHECK(spec_err("prefix 3", "expected key=value at 'prefix'"), "missing '='");
 	struct wlog_spec s;
-	CHECK(wlog_spec_parse("prefix=3 add=5,9 torn=9:0", &s, err, sizeof(err)) == 0 && s.prefix == 3 &&
+	CHECK(wlog_spec_parse("prefix=3 add=5,9 torn=9:0", &s, &eb) == 0 && s.prefix == 3 &&
 	      s.nadd == 2 && s.add[1] == 9 && s.ntorn == 1 && s.torn[0].entry == 9 && s.torn[0].count == 1 &&
 	      wlog_spec_applies(&s, 2) && wlog_spec_applies(&s, 5) && !wlog_spec_applies(&s, 6),
 	      "parsed fields and wlog_spec_applies");
@@ -613,7 +619,7 @@ int main(void)
 	int fdb = save("big.log", big.buf, big.len);
 	struct timespec t0, t1;
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = wlog_open(&l, fdb, err, sizeof(err));
+	rc = wlog_open(&l, fdb, &eb);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	CHECK(rc == 0 && l.n == nbig && secs < 2.0, "%zu entries (%zu MiB) scanned in %.3f s", l.n, big.len >> 20,
@@ -628,5 +634,6 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", tmpdir);
-	return check_done();
 }
+
+TEST_MAIN()

@@ -8,12 +8,13 @@
 #include "tests/unit/check.h"
 
 static struct wl_op op;
-static char err[512];
+static struct errbuf eb;
+#define err (eb.msg)
 
 static int parse(const char *line)
 {
 	wl_op_free(&op);
-	return wl_parse_line(line, 7, WL_RUN, &op, err, sizeof(err));
+	return wl_parse_line(line, 7, WL_RUN, &op, &eb);
 }
 
 static int streq(const char *a, const char *b)
@@ -33,7 +34,7 @@ static int same_op(const struct wl_op *a, const struct wl_op *b)
 	       (!a->value || !memcmp(a->value, b->value, a->value_len));
 }
 
-static void check_ops(void)
+TEST(ops)
 {
 	CHECK(parse("mkdir A") == 0 && op.kind == WL_MKDIR && streq(op.path, "A") && op.mode == 0755 &&
 	      op.id == 7 && op.section == WL_RUN && op.off == -1 && op.len == -1, "mkdir P: default mode 0755");
@@ -121,17 +122,18 @@ static const char *round_trip_lines[] = {
 	"write f 9223372036854775807 1", "mkdir \"#x\"", "unlink \"a\\\\b\"",
 };
 
-static void check_round_trip(void)
+TEST(round_trip)
 {
 	size_t n = sizeof(round_trip_lines) / sizeof(round_trip_lines[0]);
 	int good = 0;
 	for (size_t i = 0; i < n; i++) {
 		struct wl_op a, b;
-		char buf[512], e1[256] = "", e2[256] = "";
-		int ok = wl_parse_line(round_trip_lines[i], 3, WL_SETUP, &a, e1, sizeof(e1)) == 0;
+		char buf[512];
+		struct errbuf e1 = { 0 }, e2 = { 0 };
+		int ok = wl_parse_line(round_trip_lines[i], 3, WL_SETUP, &a, &e1) == 0;
 		int need = ok ? wl_format(&a, buf, sizeof(buf)) : 0;
 		ok = ok && need > 0 && (size_t)need < sizeof(buf) && (int)strlen(buf) == need;
-		ok = ok && wl_parse_line(buf, 3, WL_SETUP, &b, e2, sizeof(e2)) == 0;
+		ok = ok && wl_parse_line(buf, 3, WL_SETUP, &b, &e2) == 0;
 		if (ok) {
 			ok = same_op(&a, &b);
 			char buf2[512];
@@ -140,7 +142,7 @@ static void check_round_trip(void)
 			wl_op_free(&b);
 		}
 		if (!ok)
-			CHECK(0, "round trip of '%s': got '%s' %s %s", round_trip_lines[i], buf, e1, e2);
+			CHECK(0, "round trip of '%s': got '%s' %s %s", round_trip_lines[i], buf, e1.msg, e2.msg);
 		good += ok;
 		wl_op_free(&a);
 	}
@@ -169,7 +171,7 @@ struct bad {
 
 static const struct bad bad_inputs[] = {
 	{ "frobnicate x\n", "t.wl:1:1: unknown op 'frobnicate'" },
-	{ "# c\n\n   wrte f 1\n", "t.wl:3:4: unknown op 'wrte'" },
+	{ "# c\n\n   wrte f 1\n", "t.wl:3:4: unknown op 'wrte'; did you mean 'write'?" },
 	{ "mkdir\n", "t.wl:1:6: mkdir: missing P (usage: mkdir P [MODE])" },
 	{ "mkdir a 0755 x\n", "t.wl:1:14: mkdir: unexpected argument 'x' (usage: mkdir P [MODE])" },
 	{ "write f\n", "t.wl:1:8: write: missing LEN or \"TEXT\" (usage: write P [OFF] (LEN|\"TEXT\"))" },
@@ -218,34 +220,34 @@ static const struct bad bad_inputs[] = {
 	{ "sync\nsync\nmkdir a 0778\n", "t.wl:3:9: bad mode '0778' (octal, e.g. 0644; at most 07777)" },
 };
 
-static void check_errors(void)
+TEST(errors)
 {
 	size_t n = sizeof(bad_inputs) / sizeof(bad_inputs[0]);
 	for (size_t i = 0; i < n; i++) {
 		struct wl_workload w;
 		memset(&w, 0x5a, sizeof(w));
 		err[0] = '\0';
-		int rc = wl_parse("t.wl", bad_inputs[i].text, &w, err, sizeof(err));
+		int rc = wl_parse("t.wl", bad_inputs[i].text, &w, &eb);
 		CHECK(rc == -1 && !strcmp(err, bad_inputs[i].msg) && w.ops == NULL && w.n == 0 && w.file == NULL,
 		      "error %zu: %s%s%s", i + 1, bad_inputs[i].msg, strcmp(err, bad_inputs[i].msg) ? "  GOT: " : "",
 		      strcmp(err, bad_inputs[i].msg) ? err : "");
 	}
 	wl_op_free(&op);
-	CHECK(wl_parse_line("", 1, WL_RUN, &op, err, sizeof(err)) == -1 && streq(err, "<line>:1:1: no op on the line"),
+	CHECK(wl_parse_line("", 1, WL_RUN, &op, &eb) == -1 && streq(err, "<line>:1:1: no op on the line"),
 	      "wl_parse_line: an empty line (%s)", err);
-	CHECK(wl_parse_line("[run]", 1, WL_RUN, &op, err, sizeof(err)) == -1 &&
+	CHECK(wl_parse_line("[run]", 1, WL_RUN, &op, &eb) == -1 &&
 	      streq(err, "<line>:1:1: a section header where an op was expected"), "wl_parse_line: a header (%s)", err);
-	CHECK(wl_parse_line("write f 1 2 3", 1, WL_RUN, &op, NULL, 0) == -1 && !op.path,
+	CHECK(wl_parse_line("write f 1 2 3", 1, WL_RUN, &op, NULL) == -1 && !op.path,
 	      "no error buffer is fine, and nothing is left in op");
 }
 
-static void check_sections(void)
+TEST(sections)
 {
 	struct wl_workload w;
 	const char *seed = "# the seed document's example (xfstests generic/342)\n"
 			   "[setup]\nmkdir A\nwrite A/foo \"hello\"\nsync\n"
 			   "[run]\nrename A/foo A/bar\nwrite A/foo \"world\"\nfsync A/foo\n";
-	CHECK(wl_parse("seed.wl", seed, &w, err, sizeof(err)) == 0, "the seed example parses (%s)", err);
+	CHECK(wl_parse("seed.wl", seed, &w, &eb) == 0, "the seed example parses (%s)", err);
 	CHECK(w.n == 6 && w.nsetup == 3 && streq(w.file, "seed.wl"), "6 ops, 3 of them setup");
 	int ids = 1;
 	for (size_t i = 0; i < w.n; i++)
@@ -255,17 +257,17 @@ static void check_sections(void)
 	wl_free(&w);
 	CHECK(w.ops == NULL && w.n == 0, "wl_free empties");
 
-	CHECK(wl_parse("x", "mkdir a\r\nsync", &w, err, sizeof(err)) == 0 && w.n == 2 && w.nsetup == 0 &&
+	CHECK(wl_parse("x", "mkdir a\r\nsync", &w, &eb) == 0 && w.n == 2 && w.nsetup == 0 &&
 	      w.ops[1].section == WL_RUN, "no headers: all [run]; CRLF and no final newline are fine");
 	wl_free(&w);
-	CHECK(wl_parse("x", "\n[run]  # the ops\n\n  sync\n", &w, err, sizeof(err)) == 0 && w.n == 1 && w.nsetup == 0 &&
+	CHECK(wl_parse("x", "\n[run]  # the ops\n\n  sync\n", &w, &eb) == 0 && w.n == 1 && w.nsetup == 0 &&
 	      w.ops[0].line == 4, "[run] alone, comments after a header");
 	wl_free(&w);
-	CHECK(wl_parse("x", "[setup]\n[run]\nsync\n", &w, err, sizeof(err)) == 0 && w.n == 1, "an empty [setup] is fine");
+	CHECK(wl_parse("x", "[setup]\n[run]\nsync\n", &w, &eb) == 0 && w.n == 1, "an empty [setup] is fine");
 	wl_free(&w);
 }
 
-static void check_pattern(void)
+TEST(pattern)
 {
 	unsigned char b[8192];
 	wl_pattern(0x01020304, 0, b, sizeof(b));
@@ -289,7 +291,7 @@ static void check_pattern(void)
 	CHECK(wl_pattern_op(d, 0) == 0, "zeros: 0");
 }
 
-static void check_classes(void)
+TEST(classes)
 {
 	CHECK(parse("fsync f") == 0 && wl_is_persistence(&op), "fsync is persistence");
 	CHECK(parse("fdatasync f") == 0 && wl_is_persistence(&op), "fdatasync is persistence");
@@ -313,14 +315,4 @@ static void check_classes(void)
 	CHECK(ok, "wl_writes_data: writes and zeroing/punching falloc; not truncate, size-only falloc, metadata");
 }
 
-int main(void)
-{
-	check_ops();
-	check_round_trip();
-	check_errors();
-	check_sections();
-	check_pattern();
-	check_classes();
-	wl_op_free(&op);
-	return check_done();
-}
+TEST_MAIN()

@@ -1,0 +1,74 @@
+/*
+ * cmd.h - the CLI: the command table (cmd/main.c), one handler per
+ * subcommand in cmd/<name>.c, and what they all share. Only cmd/ exits:
+ * library code returns a struct errbuf, which die_err() turns into the
+ * message and the documented exit code.
+ */
+#ifndef CRASHLAB_CMD_CMD_H
+#define CRASHLAB_CMD_CMD_H
+
+#include "cmd/opt.h"
+#include "core/util.h"
+#include "engine/vm.h"
+
+/* What a command needs; main.c and cmd_parse() provide it. */
+enum {
+	CMD_GUEST = 1 << 0,   /* boots guests: takes --kernel PATH and --accel (cmd_guest prepares them) */
+	CMD_DB = 1 << 1,      /* uses a database: takes --db FILE (cmd_db_open / cmd_db_existing) */
+	CMD_STDOUT = 1 << 2,  /* prints results: main checks that stdout took all of it */
+};
+
+/* One invocation's setup, filled by main.c and cmd_parse(). */
+struct cmd_ctx {
+	const char *name;     /* "crashlab run": how messages name the command */
+	unsigned flags;       /* CMD_*, of the command or the subcommand being parsed */
+	const char *kernel;   /* --kernel PATH, or NULL for the built kernel */
+	const char *accel;    /* --accel auto|kvm|tcg */
+	const char *db_path;  /* --db FILE */
+	int verbose, quiet;
+};
+
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv, struct cmd_ctx *ctx);
+	const char *summary;
+	unsigned flags;
+};
+
+/* The command table, for `crashlab --help` and the tests. */
+const struct command *commands(size_t *n);
+
+/* Parse argv with the command's options and the common ones ctx->flags
+ * allow; --help prints usage and exits 0. Returns the positionals' count
+ * (argv[0..n)). */
+int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, const struct opt *opts, const char *usage, int flags);
+
+/* The guest's kernel, initramfs and accelerator (built or probed when
+ * needed), from --kernel and --accel; dies on failure. */
+void cmd_guest(struct cmd_ctx *ctx, struct vm_config *cfg);
+/* A guest that failed: killed, the failure printed (what happened, the last
+ * console lines, where the console log is); returns the exit code. */
+int cmd_guest_failed(struct vm *vm, enum vm_outcome o);
+/* The database of --db: created if needed, or one that must exist; dies on failure. */
+struct crashdb *cmd_db_open(struct cmd_ctx *ctx);
+struct crashdb *cmd_db_existing(struct cmd_ctx *ctx);
+/* " --db FILE" when the database is not the default, for the commands a run suggests. */
+const char *cmd_db_arg(struct cmd_ctx *ctx);
+
+_Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+_Noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+_Noreturn void die_err(const struct errbuf *e);
+
+int cmd_run(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_kernel(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_image(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_boot(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_shell(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_try(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_show(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_report(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_judge(int argc, char **argv, struct cmd_ctx *ctx);
+
+#endif

@@ -1,0 +1,111 @@
+/*
+ * common.c - what every command shares (cmd.h): the common options, the
+ * one place a guest and a database are set up, and dying.
+ */
+#include "cmd/cmd.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "crashdb/crashdb.h"
+#include "engine/guest.h"
+#include "host/msg.h"
+
+_Noreturn void die_err(const struct errbuf *e)
+{
+	fflush(stdout);
+	error_print(e);
+	exit(e->code ? e->code : EXIT_SOFTWARE);
+}
+
+_Noreturn void die_code(int code, const char *fmt, ...)
+{
+	struct errbuf e;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+	va_end(ap);
+	e.code = code;
+	die_err(&e);
+}
+
+_Noreturn void die(const char *fmt, ...)
+{
+	struct errbuf e;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(e.msg, sizeof(e.msg), fmt, ap);
+	va_end(ap);
+	e.code = EXIT_SOFTWARE;
+	die_err(&e);
+}
+
+int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, const struct opt *opts, const char *usage, int flags)
+{
+	struct opt common[8];
+	size_t n = 0;
+	common[n++] = (struct opt){ OPT_COUNT, 'v', "verbose", &ctx->verbose, NULL,
+				    "show full command lines (QEMU, mkfs, make); twice: the guest console too" };
+	common[n++] = (struct opt){ OPT_BOOL, 'q', "quiet", &ctx->quiet, NULL, "no progress output" };
+	if (ctx->flags & CMD_GUEST) {
+		common[n++] = (struct opt){ OPT_STRING, 0, "kernel", &ctx->kernel, "PATH",
+					    "use this bzImage instead of the built one" };
+		common[n++] = (struct opt){ OPT_STRING, 0, "accel", &ctx->accel, "auto|kvm|tcg",
+					    "accelerator (auto: KVM when a test boot works, probed once per machine)" };
+	}
+	if (ctx->flags & CMD_DB)
+		common[n++] = (struct opt){ OPT_STRING, 0, "db", &ctx->db_path, "FILE",
+					    "the database (default " CRASHDB_DEFAULT " here)" };
+	common[n++] = (struct opt){ OPT_BOOL, 'h', "help", NULL, NULL, "show this help" };
+	common[n] = (struct opt){ OPT_END, 0, NULL, NULL, NULL, NULL };
+	argv[0] = (char *)ctx->name;
+	int r = opt_parse(argc, argv, opts, common, usage, flags);
+	msg_configure(ctx->verbose, ctx->quiet);
+	return r;
+}
+
+void cmd_guest(struct cmd_ctx *ctx, struct vm_config *cfg)
+{
+	struct errbuf e;
+	if (guest_prepare(cfg, ctx->kernel, ctx->accel ? ctx->accel : "auto", &e) < 0)
+		die_err(&e);
+}
+
+int cmd_guest_failed(struct vm *vm, enum vm_outcome o)
+{
+	struct errbuf e;
+	vm_kill(vm);
+	int code = vm_failure(vm, o, &e);
+	fflush(stdout);
+	error_print(&e);
+	return code;
+}
+
+struct crashdb *cmd_db_open(struct cmd_ctx *ctx)
+{
+	struct crashdb *db;
+	struct errbuf e;
+	if (crashdb_open(ctx->db_path ? ctx->db_path : CRASHDB_DEFAULT, &db, &e) < 0)
+		die_err(&e);
+	return db;
+}
+
+struct crashdb *cmd_db_existing(struct cmd_ctx *ctx)
+{
+	struct crashdb *db;
+	struct errbuf e;
+	if (crashdb_open_existing(ctx->db_path ? ctx->db_path : CRASHDB_DEFAULT, &db, &e) < 0)
+		die_err(&e);
+	return db;
+}
+
+const char *cmd_db_arg(struct cmd_ctx *ctx)
+{
+	static char buf[4200];
+	if (!ctx->db_path || !strcmp(ctx->db_path, CRASHDB_DEFAULT))
+		return "";
+	snprintf(buf, sizeof(buf), " --db %s", ctx->db_path);
+	return buf;
+}

@@ -1,0 +1,51 @@
+/*
+ * render.h - what the views (run, show, report) share to put results on a
+ * terminal or into JSON: the run table, op results and errno names, bytes
+ * made safe for a terminal, a tree node's mode string, runs of equal block
+ * tokens, timeline marks, and JSON strings that are always valid UTF-8.
+ * Renderers only read the types of engine/result.h; they never query.
+ */
+#ifndef CRASHLAB_CMD_RENDER_H
+#define CRASHLAB_CMD_RENDER_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "core/tree.h"
+#include "engine/result.h"
+#include "engine/runner.h"
+
+/* The table `crashlab run` ends with: per fs its states, mount and fsck
+ * failures, distinct trees and time; then per fs and selected model the
+ * LOST, broken, bonus, kept and gone counts. */
+void render_run_table(FILE *f, const struct run_info *run, const struct fs_summary *sums, size_t n);
+
+/* "ENOENT", or "errno N" for a number glibc does not name. */
+const char *render_errno_name(int err, char buf[24]);
+/* "ok", "ok (5)", or "-1 ENOENT". */
+void render_op_result(const struct op_result *r, char *buf, size_t len);
+
+/* Append data to sb for a terminal: valid UTF-8 as is, C-style escapes for
+ * control bytes and invalid bytes (\xNN), '\' escaped, and '"' too when quoted. */
+void render_escape(struct sbuf *sb, const void *data, size_t n, bool quoted);
+/* Mostly text: at most one byte in eight is neither printable, whitespace nor UTF-8. */
+bool render_printable_ish(const unsigned char *s, size_t n);
+bool render_utf8_valid(const unsigned char *s, size_t n);
+/* "drwxr-xr-x" for a node. */
+void render_mode_string(const struct tree_node *t, char out[11]);
+/* Call fn for each run of equal tokens in a blocks field ("p5,p5,z" -> p5 x2, z x1). */
+void render_block_runs(const char *blocks, void (*fn)(void *ctx, const char *tok, size_t len, size_t count), void *ctx);
+/* The words of a timeline mark (judge/explain.h EX_MARK_*). */
+const char *render_mark_word(char m);
+/* "%.0f ms"-like short time ("1.2s", "3m04s"). */
+const char *render_time(double seconds, char *buf, unsigned size);
+
+/* A JSON string of n bytes: valid UTF-8 as is, any other byte read as
+ * Latin-1 (U+0080..U+00FF), so the document is always valid. NULL data: null. */
+json_t *render_json_bytes(const void *data, size_t n);
+json_t *render_json_str(const char *s);
+/* Print a JSON document (indented, keys in insertion order) and a newline. */
+void render_json_print(json_t *doc);
+
+#endif

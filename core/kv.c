@@ -1,0 +1,44 @@
+/* kv.c - see kv.h. */
+#include "core/kv.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+char *kv_get(const char *text, size_t len, const char *key)
+{
+	size_t klen = strlen(key);
+	const char *p = text, *end = text + len;
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		const char *le = nl ? nl : end;
+		if (le == p)
+			break; /* the blank line ends the header */
+		if ((size_t)(le - p) > klen && !strncmp(p, key, klen) && p[klen] == '=')
+			return xmemdup(p + klen + 1, (size_t)(le - p) - klen - 1);
+		p = le + 1;
+	}
+	return NULL;
+}
+
+double kv_num(const char *text, size_t len, const char *key, double dflt)
+{
+	char *v = kv_get(text, len, key);
+	char *end = NULL;
+	double d = v ? strtod(v, &end) : dflt;
+	if (v && end == v)
+		d = dflt;
+	free(v);
+	return d;
+}
+
+const char *kv_body(const char *text, size_t len)
+{
+	if (len && text[0] == '\n')
+		return text + 1;
+	for (size_t i = 0; i + 1 < len; i++)
+		if (text[i] == '\n' && text[i + 1] == '\n')
+			return text + i + 2;
+	return NULL;
+}

@@ -1,0 +1,19 @@
+/*
+ * kv.h - "key=value\n" text: the format of the guest protocol's requests
+ * and replies (SESSION, RESULT, CHECK, STATE headers) and of small cache
+ * files. A blank line ends the header: what follows is a body.
+ * libc only.
+ */
+#ifndef CRASHLAB_CORE_KV_H
+#define CRASHLAB_CORE_KV_H
+
+#include <stddef.h>
+
+/* The value of key (malloc'd), or NULL when the header has no such line. */
+char *kv_get(const char *text, size_t len, const char *key);
+/* The value of key as a number (strtod), or dflt. */
+double kv_num(const char *text, size_t len, const char *key, double dflt);
+/* Where the body starts (just after the blank line), or NULL when there is none. */
+const char *kv_body(const char *text, size_t len);
+
+#endif

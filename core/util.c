@@ -1,0 +1,378 @@
+/* util.c - see util.h. */
+#include "core/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static _Noreturn void oom(size_t n)
+{
+	fprintf(stderr, "crashlab: fatal: out of memory allocating %zu bytes\n", n);
+	exit(EXIT_SOFTWARE);
+}
+
+void *xmalloc(size_t n)
+{
+	void *p = malloc(n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+	if (!p)
+		oom(n * size);
+	return p;
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n ? n : 1);
+	if (!p)
+		oom(n);
+	return p;
+}
+
+char *xstrdup(const char *s)
+{
+	return xmemdup(s, strlen(s));
+}
+
+char *xstrndup(const char *s, size_t n)
+{
+	return xmemdup(s, strnlen(s, n));
+}
+
+void *xmemdup(const void *p, size_t n)
+{
+	char *r = xmalloc(n + 1);
+	if (n)
+		memcpy(r, p, n);
+	r[n] = '\0';
+	return r;
+}
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom(strlen(fmt));
+	va_end(ap);
+	return p;
+}
+
+void sbuf_add(struct sbuf *sb, const void *data, size_t n)
+{
+	if (sb->len + n + 1 > sb->cap) {
+		size_t cap = sb->cap ? sb->cap * 2 : 256;
+		while (cap < sb->len + n + 1)
+			cap *= 2;
+		sb->buf = xrealloc(sb->buf, cap);
+		sb->cap = cap;
+	}
+	if (n)
+		memcpy(sb->buf + sb->len, data, n);
+	sb->len += n;
+	sb->buf[sb->len] = '\0';
+}
+
+void sbuf_adds(struct sbuf *sb, const char *s)
+{
+	sbuf_add(sb, s, strlen(s));
+}
+
+void sbuf_addf(struct sbuf *sb, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	va_start(ap, fmt);
+	int n = vasprintf(&p, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		oom(strlen(fmt));
+	sbuf_add(sb, p, (size_t)n);
+	free(p);
+}
+
+void sbuf_reset(struct sbuf *sb)
+{
+	sb->len = 0;
+	if (sb->buf)
+		sb->buf[0] = '\0';
+}
+
+void sbuf_free(struct sbuf *sb)
+{
+	free(sb->buf);
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+}
+
+char *sbuf_detach(struct sbuf *sb)
+{
+	if (!sb->buf)
+		sbuf_add(sb, "", 0);
+	char *p = sb->buf;
+	sb->buf = NULL;
+	sb->len = sb->cap = 0;
+	return p;
+}
+
+void strvec_push(struct strvec *sv, const char *s)
+{
+	ALLOC_GROW(sv->v, sv->n + 2, sv->cap);
+	sv->v[sv->n++] = xstrdup(s);
+	sv->v[sv->n] = NULL;
+}
+
+void strvec_pushf(struct strvec *sv, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+	va_start(ap, fmt);
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom(strlen(fmt));
+	va_end(ap);
+	strvec_push(sv, p);
+	free(p);
+}
+
+void strvec_free(struct strvec *sv)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		free(sv->v[i]);
+	free(sv->v);
+	sv->v = NULL;
+	sv->n = sv->cap = 0;
+}
+
+char *strvec_join_quoted(const struct strvec *sv)
+{
+	struct sbuf sb = SBUF_INIT;
+	for (size_t i = 0; i < sv->n; i++) {
+		const char *a = sv->v[i];
+		if (i)
+			sbuf_adds(&sb, " ");
+		if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_=+/.,:@%") == strlen(a)) {
+			sbuf_adds(&sb, a);
+			continue;
+		}
+		sbuf_adds(&sb, "'");
+		for (; *a; a++) {
+			if (*a == '\'')
+				sbuf_adds(&sb, "'\\''");
+			else
+				sbuf_add(&sb, a, 1);
+		}
+		sbuf_adds(&sb, "'");
+	}
+	return sbuf_detach(&sb);
+}
+
+void strvec_split(struct strvec *sv, const char *s)
+{
+	struct sbuf word = SBUF_INIT;
+	bool have = false;
+	char q = 0;
+	for (; *s; s++) {
+		if (q) {
+			if (*s == q)
+				q = 0;
+			else
+				sbuf_add(&word, s, 1);
+		} else if (*s == '\'' || *s == '"') {
+			q = *s;
+			have = true;
+		} else if (*s == ' ' || *s == '\t') {
+			if (have) {
+				strvec_push(sv, word.buf ? word.buf : "");
+				sbuf_reset(&word);
+				have = false;
+			}
+		} else {
+			sbuf_add(&word, s, 1);
+			have = true;
+		}
+	}
+	if (have)
+		strvec_push(sv, word.buf ? word.buf : "");
+	sbuf_free(&word);
+}
+
+int write_all(int fd, const void *data, size_t n)
+{
+	const char *p = data;
+	while (n) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN) { /* a non-blocking fd: wait until it takes more */
+				struct pollfd pf = { fd, POLLOUT, 0 };
+				poll(&pf, 1, 100);
+				continue;
+			}
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int read_fd(int fd, struct sbuf *out)
+{
+	char buf[65536];
+	for (;;) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		sbuf_add(out, buf, (size_t)n);
+	}
+	if (!out->buf)
+		sbuf_add(out, "", 0);
+	return 0;
+}
+
+int read_file(const char *path, struct sbuf *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int r = read_fd(fd, out);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return r;
+}
+
+double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+long long parse_size(const char *s)
+{
+	char *end;
+	if (!s || !*s || *s == '-')
+		return -1;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	unsigned shift = 0;
+	switch (*end) {
+	case '\0': break;
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	default: return -1;
+	}
+	if (*end == 'i' && shift)
+		end++;
+	if (*end == 'B' || *end == 'b')
+		end++;
+	if (*end)
+		return -1;
+	if (v > (unsigned long long)LLONG_MAX >> shift)
+		return -1;
+	return (long long)(v << shift);
+}
+
+int hexval(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+void pct_decode(struct sbuf *out, const char *s, size_t n)
+{
+	sbuf_add(out, "", 0);
+	for (size_t i = 0; i < n; i++) {
+		int h, l;
+		if (s[i] == '%' && i + 2 < n && (h = hexval(s[i + 1])) >= 0 && (l = hexval(s[i + 2])) >= 0) {
+			unsigned char c = (unsigned char)(h * 16 + l);
+			sbuf_add(out, &c, 1);
+			i += 2;
+		} else {
+			sbuf_add(out, &s[i], 1);
+		}
+	}
+}
+
+uint64_t fnv1a64(const void *data, size_t len)
+{
+	const unsigned char *p = data;
+	uint64_t h = UINT64_C(0xcbf29ce484222325);
+	for (size_t i = 0; i < len; i++) {
+		h ^= p[i];
+		h *= UINT64_C(0x100000001b3);
+	}
+	return h;
+}
+
+/* Optimal string alignment distance (Damerau-Levenshtein with adjacent swaps). */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	if (la > 64 || lb > 64)
+		return (size_t)-1;
+	size_t d[65][65];
+	for (size_t i = 0; i <= la; i++)
+		d[i][0] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[0][j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cost = a[i - 1] != b[j - 1];
+			size_t v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v)
+				v = d[i][j - 1] + 1;
+			if (d[i - 1][j - 1] + cost < v)
+				v = d[i - 1][j - 1] + cost;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v)
+				v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb];
+}
+
+const char *nearest_word(const char *word, const char *const *words)
+{
+	const char *best = NULL;
+	size_t best_d = 3;
+	size_t wl = strlen(word);
+	for (size_t i = 0; words[i]; i++) {
+		size_t d = edit_distance(word, words[i]);
+		if (wl >= 2 && !strncmp(words[i], word, wl) && d > 1)
+			d = 2; /* a prefix: "sh" -> "show" */
+		if (d < best_d && d < strlen(words[i])) {
+			best_d = d;
+			best = words[i];
+		}
+	}
+	return best;
+}

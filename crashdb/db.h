@@ -1,0 +1,55 @@
+/*
+ * db.h - what the files of crashdb/ share: the connection with its cached
+ * statements, and the helpers that turn sqlite's failures into errbufs.
+ * Not for use outside crashdb/.
+ */
+#ifndef CRASHLAB_CRASHDB_DB_H
+#define CRASHLAB_CRASHDB_DB_H
+
+#include <sqlite3.h>
+
+#include "crashdb/crashdb.h"
+
+enum db_stmt {
+	ST_RUN_INSERT,
+	ST_RUN_FINISH,
+	ST_FSRUN_INSERT,
+	ST_FSRUN_UPDATE,
+	ST_OP_INSERT,
+	ST_OPS_DELETE,
+	ST_STATE_INSERT,
+	ST_NODE_INSERT,
+	ST_VERDICT_INSERT,
+	ST_VERDICTS_DELETE,
+	ST_STATE_JUDGED,
+	ST_FSRUN_JUDGE,
+	ST_COUNT
+};
+
+struct crashdb {
+	sqlite3 *db;
+	char *path;                  /* as given to crashdb_open, for messages */
+	sqlite3_stmt *st[ST_COUNT];  /* prepared on first use (write.c) */
+};
+
+/* "<what> in '<file>': <sqlite's message>" into e with code (73 for writes, 65 for reads). Returns -1. */
+int db_fail(struct crashdb *db, struct errbuf *e, int code, const char *what);
+int db_exec(struct crashdb *db, const char *sql, struct errbuf *e, const char *what);
+/* A statement for reading (finalize it); NULL with e (65). */
+sqlite3_stmt *db_prepare(struct crashdb *db, const char *sql, struct errbuf *e);
+/* One group of writes: a transaction, or a savepoint when the caller holds one. */
+int db_tx_begin(struct crashdb *db, int *nested, struct errbuf *e);
+int db_tx_end(struct crashdb *db, int nested, int ok, struct errbuf *e);
+/* One integer from a single-row query; -1 when it fails. */
+int db_query_int(struct crashdb *db, const char *sql, int64_t *out);
+void db_bind_text(sqlite3_stmt *st, int i, const char *s);
+/* Column i as a malloc'd string, or NULL. */
+char *db_col_text(sqlite3_stmt *st, int i);
+
+/* write.c: a state's judgement and verdicts, replacing any stored before
+ * (inside the caller's transaction, or its own); the models of a fs run. */
+int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgement *j, struct errbuf *e);
+int db_write_fsrun_models(struct crashdb *db, int64_t fsrun_id, const char *models, const char *sim_notes,
+			  struct errbuf *e);
+
+#endif

@@ -1,0 +1,78 @@
+/*
+ * backend.h - how the run loop gets a workload recorded and its crash
+ * states checked, whatever runs the guests. A backend is a table of four
+ * calls; the QEMU backend (backend_qemu: engine/record.c records,
+ * engine/checker.c checks) boots our kernel directly, a test's fake
+ * backend returns a fixture write log and canned trees.
+ */
+#ifndef CRASHLAB_ENGINE_BACKEND_H
+#define CRASHLAB_ENGINE_BACKEND_H
+
+#include "core/proto.h"
+#include "core/workload.h"
+#include "engine/vm.h"
+
+/* What to record: a workload on a fresh disk of one file system. */
+struct record_opts {
+	const char *fs;
+	const char *mkfs_opts;   /* NULL = defaults */
+	const char *mount_opts;  /* NULL = defaults */
+	long long size;          /* the test disk */
+	const struct wl_workload *w;
+	const struct vm_config *guest; /* kernel, initrd, accel */
+	long nr_fbarrier, nr_fdatabarrier; /* -1 when the kernel has none */
+	const char *workdir;     /* where the overlay and the log go */
+	void (*progress)(void *ctx, size_t done, size_t total, const char *what);
+	void *ctx;
+};
+
+/* A recording: the write log and every op's result. */
+struct recording {
+	char *overlay;           /* throw-away disk over the base image (removed by the runner), or NULL */
+	char *log_path;          /* the write log (dm-log-writes format) */
+	char *base;              /* the cached base image */
+	struct op_result *res;   /* one per workload op, in order */
+	int64_t setup_end;       /* committed entries after the setup's sync */
+	char *qemu_cmdline;
+	enum vm_outcome outcome; /* VM_OK, or how the guest failed */
+	struct errbuf err;       /* when recording failed: why (code set) */
+	double ms;
+};
+void recording_free(struct recording *rec);
+
+/* What a checker needs: the guest, and the disks of one recording. */
+struct checker_opts {
+	const struct vm_config *guest;
+	const char *fs;
+	const char *base;        /* the base image the log was recorded over */
+	const char *log_path;
+	const char *mount_opts;
+};
+
+struct checker;
+
+struct backend {
+	const char *name;
+	void *ctx;
+	/* 0 when the workload ran to the end and the power was cut (op
+	 * failures are results), -1 with rec->outcome and rec->err otherwise. */
+	int (*record)(const struct backend *b, const struct record_opts *o, struct recording *rec);
+	/* A checker serving many states: VM_OK, or the failure with e. *out is
+	 * set either way and is stopped with checker_stop. */
+	enum vm_outcome (*checker_start)(const struct backend *b, const struct checker_opts *o, struct checker **out,
+					 struct errbuf *e);
+	/* Check one state given by its spec: VM_OK with rep filled; VM_OK with
+	 * e->code set when the checker refused the state (a bad spec, a reply it
+	 * cannot read); any other outcome is the guest failing (e says how). */
+	enum vm_outcome (*check)(struct checker *c, const char *spec, struct check_report *rep, struct errbuf *e);
+	/* Stop the checker (killing it after a failure); console_path, when not
+	 * NULL, receives its console log. */
+	void (*checker_stop)(struct checker *c, int failed, const char *console_path);
+};
+
+/* Guests in QEMU, started directly. */
+const struct backend *backend_qemu(void);
+/* Its recording call (engine/record.c). */
+int record_qemu(const struct backend *b, const struct record_opts *o, struct recording *rec);
+
+#endif
