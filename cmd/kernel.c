@@ -45,10 +45,11 @@ static const char build_usage[] =
 	"once when the same inputs were built before.\n";
 
 static const char path_usage[] =
-	"usage: crashlab kernel path [--kernel PATH]\n"
+	"usage: crashlab kernel path [--source TARBALL] [--patches DIR] [--config FILE] [--kernel PATH]\n"
 	"\n"
-	"Print the built bzImage's path without building (or check and print\n"
-	"--kernel PATH); exit 66 when it is not built yet.\n";
+	"Print the path of the bzImage built from these inputs (the defaults: Debian's\n"
+	"source, kernel/series, kernel/crashlab.config) without building, or check and\n"
+	"print --kernel PATH; exit 66 when it is not built yet.\n";
 
 static const char test_usage[] =
 	"usage: crashlab kernel test [--patches DIR] [--fs LIST] [--kernel PATH] [--accel auto|kvm|tcg]\n"
@@ -94,7 +95,7 @@ int cmd_kernel(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	if (!strcmp(sub, "path")) {
 		ctx->flags |= CMD_GUEST;
-		if (cmd_parse(ctx, n, argv, none, path_usage, 0))
+		if (cmd_parse(ctx, n, argv, source_opts, path_usage, 0))
 			usage_error(ctx->name, "unexpected argument '%s'", argv[0]);
 		char *bz = ctx->kernel ? kernel_ensure(ctx->kernel, &e) : kbuild_cached(&o, NULL);
 		if (!bz && ctx->kernel)

@@ -7,8 +7,8 @@
  * flags u16 | seq u32 | len u32 | len bytes of payload. A reader that sees a
  * wrong magic or version stops: the channel is then broken, not resynced.
  */
-#ifndef CRASHLAB_PROTO_H
-#define CRASHLAB_PROTO_H
+#ifndef CRASHLAB_CORE_PROTO_H
+#define CRASHLAB_CORE_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>

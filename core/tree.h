@@ -17,8 +17,8 @@
  * content is the file's bytes when size <= TREE_INLINE_MAX, else empty; a
  * field that does not apply is "-".
  */
-#ifndef CRASHLAB_TREE_H
-#define CRASHLAB_TREE_H
+#ifndef CRASHLAB_CORE_TREE_H
+#define CRASHLAB_CORE_TREE_H
 
 #include <stddef.h>
 #include <stdint.h>

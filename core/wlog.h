@@ -40,8 +40,8 @@
  * sorted and merged); formatting always writes the canonical form above,
  * which parses back to itself.
  */
-#ifndef CRASHLAB_WLOG_H
-#define CRASHLAB_WLOG_H
+#ifndef CRASHLAB_CORE_WLOG_H
+#define CRASHLAB_CORE_WLOG_H
 
 #include <stddef.h>
 #include <stdint.h>

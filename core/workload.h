@@ -9,8 +9,8 @@
  * that number (wl_op.id) is the "op" of the write pattern and the op id
  * stored in crashdb.
  */
-#ifndef CRASHLAB_WORKLOAD_H
-#define CRASHLAB_WORKLOAD_H
+#ifndef CRASHLAB_CORE_WORKLOAD_H
+#define CRASHLAB_CORE_WORKLOAD_H
 
 #include <stddef.h>
 #include <stdint.h>

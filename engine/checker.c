@@ -21,6 +21,10 @@
 #include "core/fs.h"
 #include "host/sys.h"
 
+/* One state (replay, mount with recovery, capture, unmount, fsck) at KVM
+ * speed; a state that takes longer hangs the guest, which is a finding. */
+#define CHECK_TIMEOUT_S 90.0
+
 struct checker {
 	struct vm vm;
 	const struct fs_type *fs;
@@ -71,7 +75,8 @@ static enum vm_outcome check_qemu(struct checker *c, const char *spec, struct ch
 		char *req = xasprintf("fs=%s\nspec=%s\nmount_opts=%s\nfsck=%s\n", c->fs->name, spec, c->mount_opts, c->fsck);
 		uint8_t type = 0;
 		struct sbuf reply = SBUF_INIT;
-		o = vm_request(&c->vm, PROTO_MSG_CHECK, 0, ++c->seq, req, (uint32_t)strlen(req), 0, &type, &reply);
+		o = vm_request(&c->vm, PROTO_MSG_CHECK, 0, ++c->seq, req, (uint32_t)strlen(req),
+			       CHECK_TIMEOUT_S * c->vm.slowdown, &type, &reply);
 		free(req);
 		if (o == VM_OK && type != PROTO_MSG_STATE)
 			errbuf_set(e, EXIT_GUEST, "checker: %.*s", (int)(reply.len > 1000 ? 1000 : reply.len),

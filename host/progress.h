@@ -11,8 +11,8 @@
  * Messages from error()/note() clear the line before they print, so they
  * never interleave with it.
  */
-#ifndef CRASHLAB_PROGRESS_H
-#define CRASHLAB_PROGRESS_H
+#ifndef CRASHLAB_HOST_PROGRESS_H
+#define CRASHLAB_HOST_PROGRESS_H
 
 #include <stdint.h>
 

@@ -4,8 +4,8 @@
  * re-simulating S0 + P; or name the first difference that no P explains
  * (GUARANTEES.md "Explanation").
  */
-#ifndef CRASHLAB_EXPLAIN_H
-#define CRASHLAB_EXPLAIN_H
+#ifndef CRASHLAB_JUDGE_EXPLAIN_H
+#define CRASHLAB_JUDGE_EXPLAIN_H
 
 #include <stddef.h>
 

@@ -63,28 +63,9 @@ static const char *const model_names[MODEL_COUNT + 1] = {
 	"fiemap_sync", "universal",
 };
 
-static const char *const model_summaries[MODEL_COUNT + 1] = {
-	"what applications naively assume: every crash state is the program's state after some op, at or after the last completed one",
-	"POSIX: fsync makes a file's data and metadata durable; names only by fsync of their directory",
-	"ext4's documented behaviour: POSIX, plus fsync of a new file makes its own name durable",
-	"xfs: POSIX, plus fsync makes the file's name and every earlier op it depends on durable (SOMC)",
-	"btrfs: POSIX, plus fsync of a file makes all its names durable, fsync of a directory its renames and unlinks",
-	"f2fs with the default fsync_mode=posix: POSIX",
-	"f2fs with fsync_mode=strict: as xfs",
-	"Strictly Ordered Metadata Consistency: a metadata op is never visible without the earlier ops it depends on",
-	"the fbarrier/fdatabarrier calls (KERNEL-API.md): a visible later rename or metadata change implies the earlier data",
-	"the FIEMAP_FLAG_SYNC trick, judged with the fdatabarrier rule",
-	"U1-U5, expected of every file system",
-};
-
 const char *model_name(int model)
 {
 	return model >= 0 && model <= MODEL_COUNT ? model_names[model] : NULL;
-}
-
-const char *model_summary(int model)
-{
-	return model >= 0 && model <= MODEL_COUNT ? model_summaries[model] : NULL;
 }
 
 int model_parse(const char *name)

@@ -27,8 +27,6 @@ enum verdict_kind { V_KEPT, V_LOST, V_BONUS, V_GONE, V_BROKEN, V_COUNT };
 const char *model_name(int model);
 /* -1 for an unknown name. */
 int model_parse(const char *name);
-/* One line on what the model is. */
-const char *model_summary(int model);
 /* "kept", "LOST", "bonus", "gone", "broken". */
 const char *verdict_name(enum verdict_kind k);
 int verdict_parse(const char *name);

@@ -40,7 +40,7 @@ static const char usage[] =
 	"--fbarrier NR, --fdatabarrier NR: the barrier calls' syscall numbers;\n"
 	"without them those ops fail with ENOSYS\n";
 
-static int usage_error(const char *fmt, const char *arg)
+static int tool_usage(const char *fmt, const char *arg)
 {
 	fprintf(stderr, "crashlab-agent: ");
 	fprintf(stderr, fmt, arg);
@@ -78,22 +78,22 @@ static int run_ops(int argc, char **argv)
 		if (!strcmp(argv[i], "--fbarrier") || !strcmp(argv[i], "--fdatabarrier")) {
 			long *dst = !strcmp(argv[i], "--fbarrier") ? &nr_fb : &nr_fdb;
 			if (i + 1 >= argc)
-				return usage_error("%s needs a syscall number", argv[i]);
+				return tool_usage("%s needs a syscall number", argv[i]);
 			if (parse_nr(argv[i + 1], dst) < 0)
-				return usage_error("bad syscall number '%s'", argv[i + 1]);
+				return tool_usage("bad syscall number '%s'", argv[i + 1]);
 			i++;
 		} else if (argv[i][0] == '-' && argv[i][1]) {
-			return usage_error("unknown option '%s'", argv[i]);
+			return tool_usage("unknown option '%s'", argv[i]);
 		} else if (!mnt) {
 			mnt = argv[i];
 		} else if (!file) {
 			file = argv[i];
 		} else {
-			return usage_error("unexpected argument '%s'", argv[i]);
+			return tool_usage("unexpected argument '%s'", argv[i]);
 		}
 	}
 	if (!mnt || !file)
-		return usage_error("%s", "run-ops needs MOUNTDIR and FILE.wl");
+		return tool_usage("%s", "run-ops needs MOUNTDIR and FILE.wl");
 	struct sbuf text = SBUF_INIT;
 	if (read_file(file, &text) < 0) {
 		fprintf(stderr, "crashlab-agent: cannot read '%s': %s\n", file, strerror(errno));
@@ -142,12 +142,12 @@ static int run_ops(int argc, char **argv)
 static int bench_barrier(int argc, char **argv)
 {
 	if (argc != 7)
-		return usage_error("%s", "bench-barrier needs DIR N CALL NR_FB NR_FDB");
+		return tool_usage("%s", "bench-barrier needs DIR N CALL NR_FB NR_FDB");
 	int n = atoi(argv[3]);
 	const char *call = argv[4];
 	long nr_fb = atol(argv[5]), nr_fdb = atol(argv[6]);
 	if (n <= 0)
-		return usage_error("bad iteration count '%s'", argv[3]);
+		return tool_usage("bad iteration count '%s'", argv[3]);
 	if (chdir(argv[2]) < 0) {
 		fprintf(stderr, "crashlab-agent: cannot enter '%s': %s\n", argv[2], strerror(errno));
 		return 1;
@@ -172,7 +172,7 @@ static int bench_barrier(int argc, char **argv)
 		else if (!strcmp(call, "fbarrier"))
 			r = nr_fb < 0 ? (errno = ENOSYS, -1) : syscall(nr_fb, fd, 0);
 		else
-			return usage_error("unknown call '%s'", call);
+			return tool_usage("unknown call '%s'", call);
 		if (r < 0) {
 			fprintf(stderr, "crashlab-agent: %s: %s\n", call, strerror(errno));
 			return 1;
@@ -192,7 +192,7 @@ static int bench_barrier(int argc, char **argv)
 int agent_tool_main(int argc, char **argv)
 {
 	if (argc < 2)
-		return usage_error("%s", "which tool? run-ops or tree");
+		return tool_usage("%s", "which tool? run-ops or tree");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage, stdout);
 		return 0;
@@ -203,12 +203,12 @@ int agent_tool_main(int argc, char **argv)
 		return bench_barrier(argc, argv);
 	if (!strcmp(argv[1], "tree")) {
 		if (argc != 3)
-			return usage_error("%s", "tree needs exactly one DIR");
+			return tool_usage("%s", "tree needs exactly one DIR");
 		if (agent_capture_tree(argv[2], stdout) < 0) {
 			fprintf(stderr, "crashlab-agent: tree '%s': %s\n", argv[2], strerror(errno));
 			return 1;
 		}
 		return 0;
 	}
-	return usage_error("unknown tool '%s'", argv[1]);
+	return tool_usage("unknown tool '%s'", argv[1]);
 }

@@ -71,15 +71,21 @@ d=$(q "SELECT count(*) FROM verdicts v JOIN states s ON s.id = v.state_id JOIN f
 if [ "$d" = 0 ]; then ok "no model but sequential calls the unsynced data LOST"; else not_ok "$d LOST data verdicts"; fi
 
 # A new file + fsync without fsync of the parent: promised by ext4, xfs, btrfs; not by POSIX or f2fs-posix.
-expect_exit 0 "a new file's fsync, all four file systems" -- "$CRASHLAB" run tests/workloads/newfile-fsync.wl --db "$db" --model posix,ext4,xfs,btrfs,f2fs-posix
+# Each file system is judged by the models that document it: f2fs with fsync_mode=posix does not promise the
+# name, so whether it keeps it varies from run to run (its checkpoint timing) and is no finding.
+expect_exit 0 "a new file's fsync on ext4, xfs, btrfs" -- "$CRASHLAB" run tests/workloads/newfile-fsync.wl --db "$db" --fs ext4,xfs,btrfs --model posix,ext4,xfs,btrfs
 for m in ext4:ext4.fsync-name xfs:somc.fsync-deps btrfs:btrfs.fsync-names; do
 	n=$(count kept "${m%%:*}" "AND v.rule = '${m#*:}' AND v.path = 'd/n' AND v.expected LIKE 'names%'")
-	if [ "$n" -ge 4 ]; then ok "${m%%:*} promises d/n's name (${m#*:}), kept on all four"; else not_ok "${m%%:*}: $n kept"; fi
+	if [ "$n" -ge 3 ]; then ok "${m%%:*} promises d/n's name (${m#*:}), kept on ext4, xfs and btrfs"; else not_ok "${m%%:*}: $n kept"; fi
 done
+expect_exit 0 "a new file's fsync on f2fs, judged by posix and f2fs-posix" -- "$CRASHLAB" run tests/workloads/newfile-fsync.wl --db "$db" --fs f2fs --model posix,f2fs-posix
 for m in posix f2fs-posix; do
 	n=$(count kept "$m" "AND v.path = 'd/n' AND v.expected LIKE 'names%'")
-	b=$(count bonus "$m" "AND v.path = 'd/n' AND v.expected LIKE 'names%'")
-	if [ "$n" = 0 ] && [ "$b" -ge 4 ]; then ok "$m does not promise the name: bonus ($b)"; else not_ok "$m: $n kept, $b bonus"; fi
+	l=$(count LOST "$m" "AND v.path = 'd/n' AND v.expected LIKE 'names%'")
+	b=$(q "SELECT count(*) FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id
+	       WHERE f.run_id = (SELECT max(id) FROM runs) AND v.verdict IN ('bonus', 'gone') AND v.model = '$m'
+	       AND v.path = 'd/n' AND v.expected LIKE 'names%'")
+	if [ "$n" = 0 ] && [ "$l" = 0 ] && [ "$b" -ge 1 ]; then ok "$m does not promise the name: bonus or gone ($b)"; else not_ok "$m: $n kept, $l LOST, $b bonus/gone"; fi
 done
 
 # The negative control N1: write t; rename t f; creat g; fsync g. ext4 keeps f renamed but empty.
