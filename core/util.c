@@ -157,6 +157,14 @@ void strvec_free(struct strvec *sv)
 	sv->n = sv->cap = 0;
 }
 
+bool strvec_has(const struct strvec *sv, const char *s)
+{
+	for (size_t i = 0; i < sv->n; i++)
+		if (!strcmp(sv->v[i], s))
+			return true;
+	return false;
+}
+
 char *strvec_join_quoted(const struct strvec *sv)
 {
 	struct sbuf sb = SBUF_INIT;

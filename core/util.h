@@ -70,6 +70,7 @@ struct strvec {
 void strvec_push(struct strvec *sv, const char *s);
 void strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strvec_free(struct strvec *sv);
+bool strvec_has(const struct strvec *sv, const char *s);
 /* Shell-quoted one-line rendering, for "rerun by hand" messages. */
 char *strvec_join_quoted(const struct strvec *sv);
 /* Split a string on spaces (respecting simple '...' and "..." quoting). */

@@ -19,12 +19,16 @@
  * tail is read while entries are valid and complete; the first invalid,
  * truncated or all-zero header (unwritten or padded space) ends the log.
  *
+ * This file reads the log; wlog-spec.c reads and writes state specs, and
+ * wlog-apply.c rebuilds a state from the log and a spec.
+ *
  * wlog_open reads only the 32-byte headers, through a small read window, and
  * skips over the data, so a scan of a log of hundreds of MiB costs a few
  * syscalls per entry. wlog_apply copies each applied write with one pread
  * and one pwrite (per 8 MiB) through one reused buffer.
  */
 #include "core/wlog.h"
+#include "core/wlog-priv.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -34,7 +38,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define COPY_MAX (8u << 20)    /* largest single pread/pwrite of wlog_apply */
 #define WINDOW 32768            /* read window of the header scan */
 
 static uint64_t get64(const unsigned char *p)
@@ -68,8 +71,7 @@ static void setwhy(char *why, size_t n, const char *fmt, ...)
 }
 
 /* Every failure here is a log or spec that is not what it must be: 65. */
-static void seterr(struct errbuf *eb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void seterr(struct errbuf *eb, const char *fmt, ...)
+void wlog_seterr(struct errbuf *eb, const char *fmt, ...)
 {
 	if (!eb)
 		return;
@@ -81,7 +83,7 @@ static void seterr(struct errbuf *eb, const char *fmt, ...)
 }
 
 /* pread exactly n bytes; a short file is EIO. */
-static int pread_full(int fd, void *buf, size_t n, uint64_t off)
+int wlog_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
 	unsigned char *p = buf;
 	while (n) {
@@ -102,7 +104,7 @@ static int pread_full(int fd, void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
-static int pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
+int wlog_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
 {
 	const unsigned char *p = buf;
 	while (n) {
@@ -178,7 +180,7 @@ static int window_get(struct window *w, int fd, uint64_t off, void *out, size_t 
 {
 	if (off < w->off || off + n > w->off + w->len) {
 		uint64_t want = size - off < WINDOW ? size - off : WINDOW;
-		if (pread_full(fd, w->buf, (size_t)want, off) < 0)
+		if (wlog_pread_full(fd, w->buf, (size_t)want, off) < 0)
 			return -1;
 		w->off = off;
 		w->len = (size_t)want;
@@ -237,17 +239,17 @@ int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 	l->fd = fd;
 	uint64_t size;
 	if (file_size(fd, &size) < 0) {
-		seterr(eb, "cannot read the log: %s", strerror(errno));
+		wlog_seterr(eb, "cannot read the log: %s", strerror(errno));
 		return -1;
 	}
 	l->file_size = size;
 	unsigned char sb[28];
 	if (size < sizeof(sb)) {
-		seterr(eb, "file too short for a superblock (%llu bytes)", (unsigned long long)size);
+		wlog_seterr(eb, "file too short for a superblock (%llu bytes)", (unsigned long long)size);
 		return -1;
 	}
-	if (pread_full(fd, sb, sizeof(sb), 0) < 0) {
-		seterr(eb, "cannot read the log: %s", strerror(errno));
+	if (wlog_pread_full(fd, sb, sizeof(sb), 0) < 0) {
+		wlog_seterr(eb, "cannot read the log: %s", strerror(errno));
 		return -1;
 	}
 	if (all_zero(sb, sizeof(sb))) {
@@ -257,15 +259,15 @@ int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 		uint64_t magic = get64(sb), version = get64(sb + 8);
 		uint32_t S = get32(sb + 24);
 		if (magic != WLOG_MAGIC) {
-			seterr(eb, "bad magic 0x%llx", (unsigned long long)magic);
+			wlog_seterr(eb, "bad magic 0x%llx", (unsigned long long)magic);
 			return -1;
 		}
 		if (version != WLOG_VERSION) {
-			seterr(eb, "unsupported version %llu", (unsigned long long)version);
+			wlog_seterr(eb, "unsupported version %llu", (unsigned long long)version);
 			return -1;
 		}
 		if (S < 512 || S >= WLOG_MAX_SECTORSIZE || (S & (S - 1))) {
-			seterr(eb, "invalid sector size %u", S);
+			wlog_seterr(eb, "invalid sector size %u", S);
 			return -1;
 		}
 		l->sectorsize = S;
@@ -273,14 +275,14 @@ int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 	}
 	const uint32_t S = l->sectorsize;
 	if (size < S) {
-		seterr(eb, "file too short for a superblock (%llu bytes, sector size %u)",
+		wlog_seterr(eb, "file too short for a superblock (%llu bytes, sector size %u)",
 		       (unsigned long long)size, S);
 		return -1;
 	}
 
 	struct window *w = malloc(sizeof(*w));
 	if (!w) {
-		seterr(eb, "out of memory");
+		wlog_seterr(eb, "out of memory");
 		return -1;
 	}
 	w->off = 0;
@@ -293,7 +295,7 @@ int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 		uint64_t avail = size - pos;
 		if (avail == 0) {
 			if (vouched) {
-				seterr(eb, "entry %zu at byte %llu: missing (the superblock counts %llu entries)",
+				wlog_seterr(eb, "entry %zu at byte %llu: missing (the superblock counts %llu entries)",
 				       i, (unsigned long long)pos, (unsigned long long)l->committed);
 				goto fail;
 			}
@@ -306,7 +308,7 @@ int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 		if (avail >= WLOG_HDR) {
 			unsigned char h[WLOG_HDR];
 			if (window_get(w, fd, pos, h, sizeof(h), size) < 0) {
-				seterr(eb, "cannot read the log at byte %llu: %s", (unsigned long long)pos,
+				wlog_seterr(eb, "cannot read the log at byte %llu: %s", (unsigned long long)pos,
 				       strerror(errno));
 				goto fail;
 			}
@@ -331,7 +333,7 @@ int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 		}
 		if (bad) {
 			if (vouched) {
-				seterr(eb, "entry %zu at byte %llu: %s", i, (unsigned long long)pos, why);
+				wlog_seterr(eb, "entry %zu at byte %llu: %s", i, (unsigned long long)pos, why);
 				goto fail;
 			}
 			/* Zeros after the last entry are unwritten space, not a lost entry. */
@@ -347,7 +349,7 @@ int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 			size_t cap = l->cap ? l->cap * 2 : 1024;
 			struct wlog_entry *ne = realloc(l->e, cap * sizeof(*ne));
 			if (!ne) {
-				seterr(eb, "out of memory");
+				wlog_seterr(eb, "out of memory");
 				goto fail;
 			}
 			l->e = ne;
@@ -392,7 +394,7 @@ int wlog_read_data(const struct wlog *l, size_t i, void *buf)
 	unsigned char *p = buf;
 	for (uint64_t done = 0; done < n;) {
 		size_t chunk = n - done > COPY_MAX ? COPY_MAX : (size_t)(n - done);
-		if (pread_full(l->fd, p + done, chunk, l->e[i].offset + done) < 0)
+		if (wlog_pread_full(l->fd, p + done, chunk, l->e[i].offset + done) < 0)
 			return -1;
 		done += chunk;
 	}
@@ -437,503 +439,3 @@ size_t wlog_flush_index(const struct wlog *l, size_t *out, size_t max)
 	return k;
 }
 
-/* ---- specs ---- */
-
-void wlog_spec_free(struct wlog_spec *s)
-{
-	free(s->add);
-	free(s->torn);
-	memset(s, 0, sizeof(*s));
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
-}
-
-static int cmp_tear(const void *a, const void *b)
-{
-	const struct wlog_tear *x = a, *y = b;
-	if (x->entry != y->entry)
-		return x->entry < y->entry ? -1 : 1;
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-int wlog_spec_applies(const struct wlog_spec *s, uint64_t i)
-{
-	if (i < s->prefix)
-		return 1;
-	size_t lo = 0, hi = s->nadd;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (s->add[mid] == i)
-			return 1;
-		if (s->add[mid] < i)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return 0;
-}
-
-int wlog_spec_normalize(struct wlog_spec *s, struct errbuf *eb)
-{
-	if (s->nadd) {
-		qsort(s->add, s->nadd, sizeof(*s->add), cmp_u64);
-		size_t k = 1;
-		for (size_t i = 1; i < s->nadd; i++)
-			if (s->add[i] != s->add[k - 1])
-				s->add[k++] = s->add[i];
-		s->nadd = k;
-		if (s->add[0] < s->prefix) {
-			seterr(eb, "add index %llu is below prefix %llu", (unsigned long long)s->add[0],
-			       (unsigned long long)s->prefix);
-			return -1;
-		}
-	}
-	if (s->ntorn) {
-		qsort(s->torn, s->ntorn, sizeof(*s->torn), cmp_tear);
-		size_t k = 0;
-		for (size_t i = 0; i < s->ntorn; i++) {
-			struct wlog_tear t = s->torn[i];
-			if (t.count == 0)
-				continue;
-			if (k && s->torn[k - 1].entry == t.entry &&
-			    t.start <= s->torn[k - 1].start + s->torn[k - 1].count) {
-				struct wlog_tear *p = &s->torn[k - 1];
-				uint64_t end = t.start + t.count;
-				if (end > p->start + p->count)
-					p->count = end - p->start;
-				continue;
-			}
-			s->torn[k++] = t;
-		}
-		s->ntorn = k;
-		for (size_t i = 0; i < s->ntorn; i++) {
-			if (s->torn[i].entry < s->prefix || !wlog_spec_applies(s, s->torn[i].entry)) {
-				seterr(eb, "torn entry %llu is not in add", (unsigned long long)s->torn[i].entry);
-				return -1;
-			}
-		}
-	}
-	return 0;
-}
-
-/* A cursor over spec text. */
-struct scan {
-	const char *p;
-	struct errbuf *e;
-};
-
-static int scan_num(struct scan *sc, uint64_t *v, const char *what)
-{
-	const char *p = sc->p;
-	if (*p < '0' || *p > '9') {
-		int n = 0;
-		while (p[n] && p[n] != ' ' && p[n] != '\t' && n < 24)
-			n++;
-		if (n)
-			seterr(sc->e, "expected a number in %s at '%.*s'", what, n, p);
-		else
-			seterr(sc->e, "expected a number in %s", what);
-		return -1;
-	}
-	uint64_t x = 0;
-	while (*p >= '0' && *p <= '9') {
-		unsigned d = (unsigned)(*p - '0');
-		if (x > (UINT64_MAX - d) / 10) {
-			seterr(sc->e, "number too large in %s", what);
-			return -1;
-		}
-		x = x * 10 + d;
-		p++;
-	}
-	*v = x;
-	sc->p = p;
-	return 0;
-}
-
-/* NUM or NUM-NUM (inclusive). */
-static int scan_range(struct scan *sc, uint64_t *a, uint64_t *b, const char *what)
-{
-	if (scan_num(sc, a, what) < 0)
-		return -1;
-	*b = *a;
-	if (*sc->p == '-') {
-		sc->p++;
-		if (scan_num(sc, b, what) < 0)
-			return -1;
-		if (*b < *a) {
-			seterr(sc->e, "reversed range %llu-%llu in %s", (unsigned long long)*a,
-			       (unsigned long long)*b, what);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int at_end_of_token(const char *p)
-{
-	return !*p || *p == ' ' || *p == '\t' || *p == '\n';
-}
-
-static int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	if (need <= *cap)
-		return 0;
-	size_t n = *cap ? *cap : 16;
-	while (n < need)
-		n *= 2;
-	void *p = realloc(*arr, n * elem);
-	if (!p)
-		return -1;
-	*arr = p;
-	*cap = n;
-	return 0;
-}
-
-#define MAX_RANGE_EXPAND (1u << 24)  /* add ranges expand to at most this many indices */
-
-static int parse_add(struct scan *sc, struct wlog_spec *s, size_t *cap)
-{
-	for (;;) {
-		uint64_t a, b;
-		if (scan_range(sc, &a, &b, "add") < 0)
-			return -1;
-		if (b - a >= MAX_RANGE_EXPAND || s->nadd + (b - a + 1) > MAX_RANGE_EXPAND) {
-			seterr(sc->e, "add list too long");
-			return -1;
-		}
-		if (grow((void **)&s->add, cap, s->nadd + (size_t)(b - a + 1), sizeof(*s->add)) < 0) {
-			seterr(sc->e, "out of memory");
-			return -1;
-		}
-		for (uint64_t x = a;; x++) {
-			s->add[s->nadd++] = x;
-			if (x == b)
-				break;
-		}
-		if (*sc->p != ',')
-			break;
-		sc->p++;
-	}
-	if (!at_end_of_token(sc->p)) {
-		seterr(sc->e, "unexpected '%c' in add", *sc->p);
-		return -1;
-	}
-	return 0;
-}
-
-static int parse_torn(struct scan *sc, struct wlog_spec *s, size_t *cap)
-{
-	for (;;) {
-		uint64_t entry;
-		if (scan_num(sc, &entry, "torn") < 0)
-			return -1;
-		if (*sc->p != ':') {
-			seterr(sc->e, "expected ':' after torn entry %llu", (unsigned long long)entry);
-			return -1;
-		}
-		sc->p++;
-		for (;;) {
-			uint64_t a, b;
-			if (scan_range(sc, &a, &b, "torn") < 0)
-				return -1;
-			if (b == UINT64_MAX) {
-				seterr(sc->e, "number too large in torn");
-				return -1;
-			}
-			if (grow((void **)&s->torn, cap, s->ntorn + 1, sizeof(*s->torn)) < 0) {
-				seterr(sc->e, "out of memory");
-				return -1;
-			}
-			s->torn[s->ntorn++] = (struct wlog_tear){ entry, a, b - a + 1 };
-			if (*sc->p != '+')
-				break;
-			sc->p++;
-		}
-		if (*sc->p != ',')
-			break;
-		sc->p++;
-	}
-	if (!at_end_of_token(sc->p)) {
-		seterr(sc->e, "unexpected '%c' in torn", *sc->p);
-		return -1;
-	}
-	return 0;
-}
-
-int wlog_spec_parse(const char *text, struct wlog_spec *s, struct errbuf *eb)
-{
-	memset(s, 0, sizeof(*s));
-	struct scan sc = { text, eb };
-	int have_prefix = 0, have_add = 0, have_torn = 0;
-	size_t addcap = 0, torncap = 0;
-	for (;;) {
-		while (*sc.p == ' ' || *sc.p == '\t' || *sc.p == '\n')
-			sc.p++;
-		if (!*sc.p)
-			break;
-		const char *key = sc.p;
-		size_t klen = 0;
-		while (key[klen] && key[klen] != '=' && !at_end_of_token(key + klen))
-			klen++;
-		if (key[klen] != '=') {
-			seterr(eb, "expected key=value at '%.*s'", (int)(klen > 24 ? 24 : klen), key);
-			goto fail;
-		}
-		sc.p = key + klen + 1;
-		if (klen == 6 && !memcmp(key, "prefix", 6)) {
-			if (have_prefix++) {
-				seterr(eb, "'prefix' given twice");
-				goto fail;
-			}
-			if (scan_num(&sc, &s->prefix, "prefix") < 0)
-				goto fail;
-			if (!at_end_of_token(sc.p)) {
-				seterr(eb, "unexpected '%c' in prefix", *sc.p);
-				goto fail;
-			}
-		} else if (klen == 3 && !memcmp(key, "add", 3)) {
-			if (have_add++) {
-				seterr(eb, "'add' given twice");
-				goto fail;
-			}
-			if (parse_add(&sc, s, &addcap) < 0)
-				goto fail;
-		} else if (klen == 4 && !memcmp(key, "torn", 4)) {
-			if (have_torn++) {
-				seterr(eb, "'torn' given twice");
-				goto fail;
-			}
-			if (parse_torn(&sc, s, &torncap) < 0)
-				goto fail;
-		} else {
-			seterr(eb, "unknown key '%.*s'", (int)(klen > 24 ? 24 : klen), key);
-			goto fail;
-		}
-	}
-	if (!have_prefix) {
-		seterr(eb, "missing 'prefix='");
-		goto fail;
-	}
-	if (wlog_spec_normalize(s, eb) < 0)
-		goto fail;
-	return 0;
-fail:
-	wlog_spec_free(s);
-	return -1;
-}
-
-/* snprintf-like appender. */
-struct out {
-	char *buf;
-	size_t size, len;
-};
-
-static void out_add(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void out_add(struct out *o, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	char *dst = o->len < o->size ? o->buf + o->len : NULL;
-	size_t room = o->len < o->size ? o->size - o->len : 0;
-	int n = vsnprintf(dst, room, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		o->len += (size_t)n;
-}
-
-static void out_range(struct out *o, uint64_t a, uint64_t b)
-{
-	if (a == b)
-		out_add(o, "%llu", (unsigned long long)a);
-	else
-		out_add(o, "%llu-%llu", (unsigned long long)a, (unsigned long long)b);
-}
-
-int wlog_spec_format(const struct wlog_spec *s, char *buf, size_t size)
-{
-	struct out o = { buf, size, 0 };
-	if (buf && size)
-		buf[0] = 0;
-	out_add(&o, "prefix=%llu", (unsigned long long)s->prefix);
-	for (size_t i = 0; i < s->nadd;) {
-		size_t j = i;
-		while (j + 1 < s->nadd && s->add[j + 1] == s->add[j] + 1)
-			j++;
-		out_add(&o, i ? "," : " add=");
-		out_range(&o, s->add[i], s->add[j]);
-		i = j + 1;
-	}
-	for (size_t i = 0; i < s->ntorn; i++) {
-		const struct wlog_tear *t = &s->torn[i];
-		if (i == 0 || s->torn[i - 1].entry != t->entry)
-			out_add(&o, "%s%llu:", i ? "," : " torn=", (unsigned long long)t->entry);
-		else
-			out_add(&o, "+");
-		out_range(&o, t->start, t->start + t->count - 1);
-	}
-	return o.len > INT32_MAX ? INT32_MAX : (int)o.len;
-}
-
-/* ---- replay ---- */
-
-struct copier {
-	const struct wlog *l;
-	int dev_fd;
-	unsigned char *buf;
-	size_t cap;
-	unsigned char *zeros;
-	size_t zcap;
-	uint64_t written;
-	struct errbuf *e;
-};
-
-static int copy_range(struct copier *c, size_t i, uint64_t logoff, uint64_t devoff, uint64_t len)
-{
-	size_t want = len > COPY_MAX ? COPY_MAX : (size_t)len;
-	if (want > c->cap) {
-		unsigned char *nb = realloc(c->buf, want);
-		if (!nb) {
-			seterr(c->e, "out of memory");
-			return -1;
-		}
-		c->buf = nb;
-		c->cap = want;
-	}
-	for (uint64_t done = 0; done < len;) {
-		size_t chunk = len - done > COPY_MAX ? COPY_MAX : (size_t)(len - done);
-		if (pread_full(c->l->fd, c->buf, chunk, logoff + done) < 0) {
-			seterr(c->e, "cannot read entry %zu from the log: %s", i, strerror(errno));
-			return -1;
-		}
-		if (pwrite_full(c->dev_fd, c->buf, chunk, devoff + done) < 0) {
-			seterr(c->e, "cannot write entry %zu at byte %llu: %s", i,
-			       (unsigned long long)(devoff + done), strerror(errno));
-			return -1;
-		}
-		done += chunk;
-		c->written += chunk;
-	}
-	return 0;
-}
-
-static int zero_range(struct copier *c, size_t i, uint64_t devoff, uint64_t len)
-{
-	const size_t zmax = 1u << 20;
-	size_t want = len > zmax ? zmax : (size_t)len;
-	if (want > c->zcap) {
-		free(c->zeros);
-		c->zeros = calloc(1, want);
-		c->zcap = c->zeros ? want : 0;
-		if (!c->zeros) {
-			seterr(c->e, "out of memory");
-			return -1;
-		}
-	}
-	for (uint64_t done = 0; done < len;) {
-		size_t chunk = len - done > c->zcap ? c->zcap : (size_t)(len - done);
-		if (pwrite_full(c->dev_fd, c->zeros, chunk, devoff + done) < 0) {
-			seterr(c->e, "cannot write entry %zu at byte %llu: %s", i,
-			       (unsigned long long)(devoff + done), strerror(errno));
-			return -1;
-		}
-		done += chunk;
-		c->written += chunk;
-	}
-	return 0;
-}
-
-/* Check s against l before anything is written. */
-static int check_spec(const struct wlog *l, const struct wlog_spec *s, struct errbuf *eb)
-{
-	if (s->prefix > l->n) {
-		seterr(eb, "prefix %llu beyond the log's %zu entries", (unsigned long long)s->prefix, l->n);
-		return -1;
-	}
-	for (size_t j = 0; j < s->nadd; j++) {
-		if (s->add[j] >= l->n) {
-			seterr(eb, "entry %llu beyond the log's %zu entries", (unsigned long long)s->add[j],
-			       l->n);
-			return -1;
-		}
-		if (s->add[j] < s->prefix || (j && s->add[j] <= s->add[j - 1])) {
-			seterr(eb, "add index %llu out of order", (unsigned long long)s->add[j]);
-			return -1;
-		}
-	}
-	for (size_t j = 0; j < s->ntorn; j++) {
-		const struct wlog_tear *t = &s->torn[j];
-		if (t->entry < s->prefix || !wlog_spec_applies(s, t->entry)) {
-			seterr(eb, "torn entry %llu is not in add", (unsigned long long)t->entry);
-			return -1;
-		}
-		if (j && (t->entry < s->torn[j - 1].entry ||
-			  (t->entry == s->torn[j - 1].entry &&
-			   t->start < s->torn[j - 1].start + s->torn[j - 1].count))) {
-			seterr(eb, "torn sectors of entry %llu out of order", (unsigned long long)t->entry);
-			return -1;
-		}
-		const struct wlog_entry *e = &l->e[t->entry];
-		if (!wlog_is_write(e)) {
-			seterr(eb, "entry %llu is not a write and cannot be torn", (unsigned long long)t->entry);
-			return -1;
-		}
-		uint64_t m = e->nr_sectors * l->sectorsize / WLOG_SECTOR;
-		if (t->count == 0 || t->start >= m || t->count > m - t->start) {
-			seterr(eb, "torn sectors %llu-%llu of entry %llu beyond its %llu sectors",
-			       (unsigned long long)t->start, (unsigned long long)(t->start + t->count - 1),
-			       (unsigned long long)t->entry, (unsigned long long)m);
-			return -1;
-		}
-	}
-	return 0;
-}
-
-static int apply_one(struct copier *c, size_t i, const struct wlog_tear *torn, size_t ntorn)
-{
-	const struct wlog_entry *e = &c->l->e[i];
-	const uint64_t S = c->l->sectorsize;
-	if (wlog_is_discard(e))
-		return zero_range(c, i, e->sector * S, e->nr_sectors * S);
-	if (!wlog_is_write(e))
-		return 0;
-	if (!ntorn)
-		return copy_range(c, i, e->offset, e->sector * S, e->nr_sectors * S);
-	for (size_t k = 0; k < ntorn; k++) {
-		uint64_t off = torn[k].start * WLOG_SECTOR, len = torn[k].count * WLOG_SECTOR;
-		if (copy_range(c, i, e->offset + off, e->sector * S + off, len) < 0)
-			return -1;
-	}
-	return 0;
-}
-
-int wlog_apply(const struct wlog *l, const struct wlog_spec *s, int dev_fd, uint64_t *bytes_written,
-	       struct errbuf *eb)
-{
-	if (bytes_written)
-		*bytes_written = 0;
-	if (check_spec(l, s, eb) < 0)
-		return -1;
-	struct copier c = { .l = l, .dev_fd = dev_fd, .e = eb };
-	int rc = 0;
-	for (uint64_t i = 0; i < s->prefix && rc == 0; i++)
-		rc = apply_one(&c, (size_t)i, NULL, 0);
-	size_t t = 0;
-	for (size_t j = 0; j < s->nadd && rc == 0; j++) {
-		uint64_t i = s->add[j];
-		while (t < s->ntorn && s->torn[t].entry < i)
-			t++;
-		size_t t0 = t;
-		while (t < s->ntorn && s->torn[t].entry == i)
-			t++;
-		rc = apply_one(&c, (size_t)i, s->torn + t0, t - t0);
-	}
-	free(c.buf);
-	free(c.zeros);
-	if (bytes_written)
-		*bytes_written = c.written;
-	return rc;
-}

@@ -95,6 +95,11 @@ void wl_op_copy(struct wl_op *dst, const struct wl_op *src);
  * reads back to the same op. Returns the length it needs (snprintf-like). */
 int wl_format(const struct wl_op *op, char *buf, size_t size);
 
+/* The words of falloc modes, rename flags and sync_file_range flags, by value. */
+extern const char *const wl_falloc_names[5];
+extern const char *const wl_rename_flags[4];
+extern const char *const wl_sfr_flags[3];
+
 /* The keyword of a kind ("mkdir", ...). */
 const char *wl_kind_name(enum wl_kind k);
 

@@ -23,7 +23,7 @@
  * After every op the inode numbers the guest reported for path and path2
  * are attached to the inodes the simulator resolves them to.
  */
-#include "judge/sim.h"
+#include "judge/sim-priv.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -34,217 +34,6 @@
 
 #include "core/tree.h"
 #include "core/util.h"
-
-/* ------------------------------------------------------------------ */
-/* Interning */
-
-static int same_str(const void *key, size_t idx, void *ctx)
-{
-	const struct sim_strs *t = ctx;
-	const struct sbuf *k = key;
-	return t->len[idx] == k->len && !memcmp(t->s[idx], k->buf, k->len);
-}
-
-static int64_t str_lookup(const struct sim *s, const char *str, size_t len)
-{
-	struct sbuf k = { (char *)str, len, 0 };
-	size_t i = hmap_get(&s->strs.map, fnv1a64(str, len), same_str, &k, (void *)&s->strs);
-	return i == HMAP_NONE ? -1 : (int64_t)i;
-}
-
-static int64_t str_intern(struct sim *s, const char *str, size_t len)
-{
-	struct sim_strs *t = &s->strs;
-	int64_t id = str_lookup(s, str, len);
-	if (id >= 0)
-		return id;
-	if (t->n == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 64;
-		t->s = xrealloc(t->s, t->cap * sizeof(*t->s));
-		t->len = xrealloc(t->len, t->cap * sizeof(*t->len));
-	}
-	t->s[t->n] = xmemdup(str, len);
-	t->len[t->n] = len;
-	hmap_put(&t->map, fnv1a64(str, len), t->n);
-	return (int64_t)t->n++;
-}
-
-int64_t sim_str_find(const struct sim *s, const char *str, size_t len)
-{
-	return str_lookup(s, str, len);
-}
-
-const char *sim_str(const struct sim *s, int64_t id, size_t *len)
-{
-	assert(id >= 0 && (size_t)id < s->strs.n);
-	if (len)
-		*len = s->strs.len[id];
-	return s->strs.s[id];
-}
-
-static int same_block(const void *key, size_t idx, void *ctx)
-{
-	const struct sim_blocks *t = ctx;
-	return !memcmp(t->b[idx], key, TREE_BLOCK);
-}
-
-static int64_t blk_intern(struct sim *s, const unsigned char *b)
-{
-	struct sim_blocks *t = &s->blks;
-	uint64_t h = fnv1a64(b, TREE_BLOCK);
-	size_t i = hmap_get(&t->map, h, same_block, b, t);
-	if (i != HMAP_NONE)
-		return (int64_t)i;
-	ALLOC_GROW(t->b, t->n + 1, t->cap);
-	t->b[t->n] = xmemdup(b, TREE_BLOCK);
-	hmap_put(&t->map, h, t->n);
-	return (int64_t)t->n++;
-}
-
-const unsigned char *sim_block(const struct sim *s, int64_t id)
-{
-	assert(id >= 0 && (size_t)id < s->blks.n);
-	return s->blks.b[id];
-}
-
-void sim_block_token(const struct sim *s, int64_t id, uint64_t off, size_t len, char out[24])
-{
-	tree_block_token(sim_block(s, id), len > TREE_BLOCK ? TREE_BLOCK : len, off, out);
-}
-
-/* ------------------------------------------------------------------ */
-/* Fields and their history */
-
-static uint64_t field_hash(const struct sim_field *f)
-{
-	return hmap_mix((uint64_t)f->kind, (uint64_t)(int64_t)f->ino, (uint64_t)f->key);
-}
-
-static int same_field(const void *key, size_t idx, void *ctx)
-{
-	const struct sim_field *a = key, *b = &((const struct sim *)ctx)->hist[idx].f;
-	return a->kind == b->kind && a->ino == b->ino && a->key == b->key;
-}
-
-static void hist_add(struct sim *s, const struct sim_field *f, size_t change)
-{
-	uint64_t h = field_hash(f);
-	size_t i = hmap_get(&s->hist_map, h, same_field, f, s);
-	if (i == HMAP_NONE) {
-		ALLOC_GROW(s->hist, s->nhist + 1, s->hist_cap);
-		i = s->nhist++;
-		s->hist[i] = (struct sim_hist){ .f = *f };
-		hmap_put(&s->hist_map, h, i);
-	}
-	struct sim_hist *hs = &s->hist[i];
-	ARRAY_PUSH(hs->idx, hs->n, hs->cap, change);
-}
-
-const struct sim_hist *sim_history(const struct sim *s, const struct sim_field *f)
-{
-	size_t i = hmap_get(&s->hist_map, field_hash(f), same_field, f, (void *)s);
-	return i == HMAP_NONE ? NULL : &s->hist[i];
-}
-
-/* Raw field access on the current (final) inode table. */
-static int64_t field_get(const struct sim *s, const struct sim_field *f)
-{
-	const struct sim_inode *in = &s->in[f->ino];
-	switch (f->kind) {
-	case SF_ENTRY:
-		for (size_t i = 0; i < in->ne; i++)
-			if (in->enames[i] == f->key)
-				return in->echild[i];
-		return SIM_ABSENT;
-	case SF_MODE:
-		return in->mode;
-	case SF_SIZE:
-		return (int64_t)in->size;
-	case SF_BLOCK:
-		return (size_t)f->key < in->nblocks ? in->blocks[f->key] : 0;
-	case SF_XATTR:
-		for (size_t i = 0; i < in->nx; i++)
-			if (in->xnames[i] == f->key)
-				return in->xvals[i];
-		return SIM_ABSENT;
-	}
-	return SIM_ABSENT;
-}
-
-static void add_name(int64_t **v, size_t *n, int64_t name)
-{
-	for (size_t i = 0; i < *n; i++)
-		if ((*v)[i] == name)
-			return;
-	*v = xrealloc(*v, (*n + 1) * sizeof(**v));
-	(*v)[(*n)++] = name;
-}
-
-static void field_put(struct sim *s, const struct sim_field *f, int64_t val)
-{
-	struct sim_inode *in = &s->in[f->ino];
-	switch (f->kind) {
-	case SF_ENTRY: {
-		add_name(&in->allnames, &in->nall, f->key);
-		for (size_t i = 0; i < in->ne; i++) {
-			if (in->enames[i] != f->key)
-				continue;
-			if (val == SIM_ABSENT) {
-				in->enames[i] = in->enames[in->ne - 1];
-				in->echild[i] = in->echild[in->ne - 1];
-				in->ne--;
-			} else {
-				in->echild[i] = (int)val;
-			}
-			return;
-		}
-		if (val == SIM_ABSENT)
-			return;
-		in->enames = xrealloc(in->enames, (in->ne + 1) * sizeof(*in->enames));
-		in->echild = xrealloc(in->echild, (in->ne + 1) * sizeof(*in->echild));
-		in->enames[in->ne] = f->key;
-		in->echild[in->ne++] = (int)val;
-		return;
-	}
-	case SF_MODE:
-		in->mode = (uint32_t)val;
-		return;
-	case SF_SIZE:
-		in->size = (uint64_t)val;
-		return;
-	case SF_BLOCK:
-		if ((size_t)f->key >= in->nblocks) {
-			size_t nn = (size_t)f->key + 1;
-			in->blocks = xrealloc(in->blocks, nn * sizeof(*in->blocks));
-			for (size_t i = in->nblocks; i < nn; i++)
-				in->blocks[i] = 0;
-			in->nblocks = nn;
-		}
-		in->blocks[f->key] = val;
-		return;
-	case SF_XATTR:
-		add_name(&in->allx, &in->nallx, f->key);
-		for (size_t i = 0; i < in->nx; i++) {
-			if (in->xnames[i] != f->key)
-				continue;
-			if (val == SIM_ABSENT) {
-				in->xnames[i] = in->xnames[in->nx - 1];
-				in->xvals[i] = in->xvals[in->nx - 1];
-				in->nx--;
-			} else {
-				in->xvals[i] = val;
-			}
-			return;
-		}
-		if (val == SIM_ABSENT)
-			return;
-		in->xnames = xrealloc(in->xnames, (in->nx + 1) * sizeof(*in->xnames));
-		in->xvals = xrealloc(in->xvals, (in->nx + 1) * sizeof(*in->xvals));
-		in->xnames[in->nx] = f->key;
-		in->xvals[in->nx++] = val;
-		return;
-	}
-}
 
 /* The op being applied (its id), and whether its changes are recorded. */
 struct ctx {
@@ -260,34 +49,16 @@ static void set_field(struct ctx *c, enum sim_field_kind kind, int ino, int64_t 
 	if (c->dry)
 		return;
 	struct sim_field f = { kind, ino, key };
-	int64_t old = field_get(s, &f);
+	int64_t old = sim_field_get(s, &f);
 	if (old == val)
 		return;
-	field_put(s, &f, val);
+	sim_field_put(s, &f, val);
 	if (!c->record)
 		return;
 	ALLOC_GROW(s->ch, s->nch + 1, s->ch_cap);
 	s->ch[s->nch] = (struct sim_change){ .op = c->op->id, .f = f, .old = old, .val = val, .data = data };
-	hist_add(s, &f, s->nch);
+	sim_hist_add(s, &f, s->nch);
 	s->nch++;
-}
-
-int64_t sim_value_final(const struct sim *s, const struct sim_field *f)
-{
-	if ((size_t)f->ino >= s->nin)
-		return SIM_ABSENT;
-	return field_get(s, f);
-}
-
-int64_t sim_value_at(const struct sim *s, const struct sim_field *f, int k)
-{
-	const struct sim_hist *h = sim_history(s, f);
-	if (!h)
-		return sim_value_final(s, f);
-	int64_t v = s->ch[h->idx[0]].old;
-	for (size_t i = 0; i < h->n && s->ch[h->idx[i]].op <= k; i++)
-		v = s->ch[h->idx[i]].val;
-	return v;
 }
 
 /* ------------------------------------------------------------------ */
@@ -318,7 +89,7 @@ static int lookup(const struct sim *s, int dir, const char *name, size_t len)
 	if (id < 0)
 		return SIM_ABSENT;
 	struct sim_field f = { SF_ENTRY, dir, id };
-	return (int)field_get(s, &f);
+	return (int)sim_field_get(s, &f);
 }
 
 static struct where resolve(struct sim *s, const char *path)
@@ -341,7 +112,7 @@ static struct where resolve(struct sim *s, const char *path)
 				w.ino = SIM_ROOT;
 				return w;
 			}
-			w.name = str_intern(s, p, len);
+			w.name = sim_str_intern(s, p, len);
 			w.ino = lookup(s, dir, p, len);
 			return w;
 		}
@@ -391,60 +162,6 @@ static struct where follow(struct sim *s, struct where w, int *unsupported)
 	return w;
 }
 
-static int path_ino_at(const struct sim *s, int ino, int k, struct sbuf *out, int depth)
-{
-	if (ino == SIM_ROOT)
-		return 0;
-	if (depth > 64)
-		return -1;
-	/* find a directory with an entry naming ino in S_k */
-	for (size_t d = 0; d < s->nin; d++) {
-		const struct sim_inode *dn = &s->in[d];
-		if (dn->type != 'd')
-			continue;
-		for (size_t i = 0; i < dn->nall; i++) {
-			struct sim_field f = { SF_ENTRY, (int)d, dn->allnames[i] };
-			if (sim_value_at(s, &f, k) != ino)
-				continue;
-			if (path_ino_at(s, (int)d, k, out, depth + 1) < 0)
-				continue;
-			size_t l;
-			const char *nm = sim_str(s, dn->allnames[i], &l);
-			if (out->len)
-				sbuf_adds(out, "/");
-			sbuf_add(out, nm, l);
-			return 0;
-		}
-	}
-	return -1;
-}
-
-char *sim_path_at(const struct sim *s, int ino, int k)
-{
-	struct sbuf sb = SBUF_INIT;
-	if (path_ino_at(s, ino, k, &sb, 0) < 0) {
-		sbuf_free(&sb);
-		return NULL;
-	}
-	if (!sb.buf)
-		sbuf_adds(&sb, "");
-	return sbuf_detach(&sb);
-}
-
-char *sim_entry_path_at(const struct sim *s, int dir, int64_t name, int k)
-{
-	size_t l;
-	const char *nm = sim_str(s, name, &l);
-	if (dir == SIM_ROOT)
-		return xasprintf("%.*s", (int)l, nm);
-	char *d = sim_path_at(s, dir, k);
-	if (!d)
-		d = xasprintf("(dir #%d)", dir);
-	char *r = xasprintf("%s/%.*s", d, (int)l, nm);
-	free(d);
-	return r;
-}
-
 /* ------------------------------------------------------------------ */
 /* Data */
 
@@ -458,14 +175,14 @@ static void write_bytes(struct ctx *c, int ino, uint64_t off, const unsigned cha
 		uint64_t pos = off + done, b = pos / TREE_BLOCK, in = pos % TREE_BLOCK;
 		size_t n = (size_t)(TREE_BLOCK - in < len - done ? TREE_BLOCK - in : len - done);
 		struct sim_field f = { SF_BLOCK, ino, (int64_t)b };
-		memcpy(blk, sim_block(s, field_get(s, &f)), TREE_BLOCK);
+		memcpy(blk, sim_block(s, sim_field_get(s, &f)), TREE_BLOCK);
 		if (src)
 			memcpy(blk + in, src + done, n);
 		else if (pat)
 			wl_pattern((uint32_t)pat->id, pos, blk + in, n);
 		else
 			memset(blk + in, 0, n);
-		set_field(c, SF_BLOCK, ino, (int64_t)b, blk_intern(s, blk), 1);
+		set_field(c, SF_BLOCK, ino, (int64_t)b, sim_blk_intern(s, blk), 1);
 		done += n;
 	}
 }
@@ -801,15 +518,15 @@ static int apply(struct ctx *c, int *unsup)
 			return ENOENT;
 		if (s->in[w.ino].type == 'l' && !strncmp(op->name, "user.", 5))
 			return EPERM;
-		int64_t name = str_intern(s, op->name, strlen(op->name));
+		int64_t name = sim_str_intern(s, op->name, strlen(op->name));
 		struct sim_field f = { SF_XATTR, w.ino, name };
 		if (op->kind == WL_REMOVEXATTR) {
-			if (field_get(s, &f) == SIM_ABSENT)
+			if (sim_field_get(s, &f) == SIM_ABSENT)
 				return ENODATA;
 			set_field(c, SF_XATTR, w.ino, name, SIM_ABSENT, 0);
 		} else {
 			set_field(c, SF_XATTR, w.ino, name,
-				  str_intern(s, op->value ? op->value : "", op->value ? op->value_len : 0), 0);
+				  sim_str_intern(s, op->value ? op->value : "", op->value ? op->value_len : 0), 0);
 		}
 		return 0;
 	}
@@ -934,7 +651,7 @@ static int sim_exec(struct sim *s, const struct wl_workload *w, const struct op_
 	memset(s, 0, sizeof(*s));
 	s->w = w;
 	new_inode(s, 'd', 0755, 0);
-	blk_intern(s, (const unsigned char[TREE_BLOCK]){ 0 });
+	sim_blk_intern(s, (const unsigned char[TREE_BLOCK]){ 0 });
 	s->ops = xcalloc(w->n ? w->n : 1, sizeof(*s->ops));
 	for (size_t i = 0; i < w->n; i++) {
 		const struct wl_op *op = &w->ops[i];

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "images/basedisk.h"
+#include "images/elfdeps.h"
 #include "images/initramfs.h"
 #include "core/util.h"
 #include "host/hash.h"
