@@ -57,24 +57,18 @@ static int bench_barrier(int iterations, int delay_ms, struct cmd_ctx *ctx)
 		die_code(EXIT_CONFIG, "this kernel has no fbarrier/fdatabarrier; build it with the series in kernel/");
 	static const char *const fss[] = { "ext4", "xfs" };
 	static const char *const calls[] = { "fdatasync", "fdatabarrier", "fsync", "fbarrier" };
-	char dir[] = "/tmp/crashlab-bench.XXXXXX";
-	if (!mkdtemp(dir))
-		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
+	char *dir = cmd_tmpdir("bench");
 	struct errbuf e;
 	for (int i = 0; i < 2; i++)
 		if (guest_add_fs_disk(&cfg, dir, fss[i], IMG_BASE_DEFAULT_SIZE, &e) < 0)
 			die_err(&e);
 	struct vm vm;
-	enum vm_outcome o = vm_start(&vm, &cfg);
-	if (o != VM_OK) {
-		int rc = cmd_guest_failed(&vm, o);
-		vm_free(&vm);
+	int rc = cmd_vm_start(&vm, &cfg);
+	if (rc)
 		return rc;
-	}
 	struct sbuf out = SBUF_INIT;
 	printf("%-5s %12s %12s %12s %12s   %s\n", "fs", "fdatasync", "fdatabarrier", "fsync", "fbarrier",
 	       "fdatasync/fdatabarrier  fsync/fbarrier");
-	int rc = 0;
 	for (int i = 0; i < 2 && !rc; i++) {
 		double ms[4] = { 0 };
 		/* A slow disk: dm-delay holds every flush for delay_ms. */
@@ -109,6 +103,7 @@ static int bench_barrier(int iterations, int delay_ms, struct cmd_ctx *ctx)
 	vm_stop(&vm);
 	vm_free(&vm);
 	rm_rf(dir);
+	free(dir);
 	sbuf_free(&out);
 	guest_config_free(&cfg);
 	return rc;
@@ -162,15 +157,12 @@ static int bench_check(const char *fs_list, const char *crash, const char *file,
 		usage_error(ctx->name, "unknown crash mode '%s'", crash);
 	struct strvec fss = STRVEC_INIT;
 	struct errbuf e;
-	if (fs_split(fs_list, &fss, &e) < 0)
-		usage_error(ctx->name, "%s", e.msg);
+	cmd_fs_list(ctx, fs_list, &fss);
 	struct sbuf text = SBUF_INIT;
 	struct wl_workload w;
 	if (wl_load(file, &text, &w, &e) < 0)
 		die_err(&e);
-	char dir[] = "/tmp/crashlab-bench.XXXXXX";
-	if (!mkdtemp(dir))
-		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
+	char *dir = cmd_tmpdir("bench");
 	struct vm_config guest = { .mem_mb = 1024 };
 	cmd_guest(ctx, &guest);
 	struct run_params params = { .w = &w, .guest = &guest, .backend = backend_qemu(), .size = IMG_BASE_DEFAULT_SIZE,
@@ -202,6 +194,7 @@ static int bench_check(const char *fs_list, const char *crash, const char *file,
 	}
 	printf("medians per crash state, accelerator %s\n", guest.accel);
 	rm_rf(dir);
+	free(dir);
 	guest_config_free(&guest);
 	strvec_free(&fss);
 	wl_free(&w);
@@ -216,12 +209,9 @@ static int bench_boot(int count, struct cmd_ctx *ctx)
 	double *t = xcalloc((size_t)count, sizeof(double));
 	for (int i = 0; i < count; i++) {
 		struct vm vm;
-		enum vm_outcome o = vm_start(&vm, &cfg);
-		if (o != VM_OK) {
-			int rc = cmd_guest_failed(&vm, o);
-			vm_free(&vm);
+		int rc = cmd_vm_start(&vm, &cfg);
+		if (rc)
 			return rc;
-		}
 		t[i] = vm.t_ready - vm.t_start;
 		vm_stop(&vm);
 		vm_free(&vm);

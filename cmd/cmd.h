@@ -49,11 +49,19 @@ void cmd_guest(struct cmd_ctx *ctx, struct vm_config *cfg);
 /* A guest that failed: killed, the failure printed (what happened, the last
  * console lines, where the console log is); returns the exit code. */
 int cmd_guest_failed(struct vm *vm, enum vm_outcome o);
+/* Start a guest: 0, or (the failure printed, vm freed) its exit code. */
+int cmd_vm_start(struct vm *vm, const struct vm_config *cfg);
 /* The database of --db: created if needed, or one that must exist; dies on failure. */
 struct crashdb *cmd_db_open(struct cmd_ctx *ctx);
 struct crashdb *cmd_db_existing(struct cmd_ctx *ctx);
 /* " --db FILE" when the database is not the default, for the commands a run suggests. */
 const char *cmd_db_arg(struct cmd_ctx *ctx);
+
+/* Arguments every command reads the same way; a bad one is a usage error of ctx's command. */
+long long cmd_size(struct cmd_ctx *ctx, const char *arg);
+void cmd_fs_list(struct cmd_ctx *ctx, const char *list, struct strvec *out);
+/* A fresh private directory under $TMPDIR (or /tmp) named crashlab-WHAT.XXXXXX (malloc'd); dies when impossible. */
+char *cmd_tmpdir(const char *what);
 
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -4,11 +4,13 @@
  */
 #include "cmd/cmd.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fs.h"
 #include "crashdb/crashdb.h"
 #include "engine/guest.h"
 #include "host/msg.h"
@@ -83,6 +85,16 @@ int cmd_guest_failed(struct vm *vm, enum vm_outcome o)
 	return code;
 }
 
+int cmd_vm_start(struct vm *vm, const struct vm_config *cfg)
+{
+	enum vm_outcome o = vm_start(vm, cfg);
+	if (o == VM_OK)
+		return 0;
+	int rc = cmd_guest_failed(vm, o);
+	vm_free(vm);
+	return rc;
+}
+
 struct crashdb *cmd_db_open(struct cmd_ctx *ctx)
 {
 	struct crashdb *db;
@@ -108,4 +120,28 @@ const char *cmd_db_arg(struct cmd_ctx *ctx)
 		return "";
 	snprintf(buf, sizeof(buf), " --db %s", ctx->db_path);
 	return buf;
+}
+
+long long cmd_size(struct cmd_ctx *ctx, const char *arg)
+{
+	long long size = parse_size(arg);
+	if (size <= 0)
+		usage_error(ctx->name, "bad size '%s' (use e.g. 512M or 1G)", arg);
+	return size;
+}
+
+void cmd_fs_list(struct cmd_ctx *ctx, const char *list, struct strvec *out)
+{
+	struct errbuf e;
+	if (fs_split(list, out, &e) < 0)
+		usage_error(ctx->name, "%s", e.msg);
+}
+
+char *cmd_tmpdir(const char *what)
+{
+	const char *tmp = getenv("TMPDIR");
+	char *dir = xasprintf("%s/crashlab-%s.XXXXXX", tmp && *tmp ? tmp : "/tmp", what);
+	if (!mkdtemp(dir))
+		die_code(exit_for_errno(errno), "cannot create a directory like '%s': %s", dir, errno_advice(errno));
+	return dir;
 }

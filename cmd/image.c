@@ -66,12 +66,7 @@ static int image_base(int argc, char **argv, struct cmd_ctx *ctx)
 	if (fs_split(fs, &one, &e) < 0 || one.n != 1)
 		usage_error(ctx->name, "%s", one.n > 1 ? "give one file system" : e.msg);
 	strvec_free(&one);
-	long long size = IMG_BASE_DEFAULT_SIZE;
-	if (size_arg) {
-		size = parse_size(size_arg);
-		if (size <= 0)
-			usage_error(ctx->name, "bad size '%s' (use e.g. 512M or 1G)", size_arg);
-	}
+	long long size = size_arg ? cmd_size(ctx, size_arg) : IMG_BASE_DEFAULT_SIZE;
 	char *path = img_base_ensure(fs, size, mkfs_opts, &e);
 	if (!path)
 		die_err(&e);

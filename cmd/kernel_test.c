@@ -133,16 +133,11 @@ int kernel_test(const struct kbuild_opts *o, const char *fs_list, struct cmd_ctx
 {
 	struct strvec fs = STRVEC_INIT;
 	struct errbuf e;
-	if (fs_split(fs_list ? fs_list : "all", &fs, &e) < 0)
-		usage_error(ctx->name, "%s", e.msg);
+	cmd_fs_list(ctx, fs_list ? fs_list : "all", &fs);
 
 	char *bz;
 	char *tree = test_tree(o, ctx->kernel, &bz);
-	const char *tmp = getenv("TMPDIR");
-	char *dir = xasprintf("%s/crashlab-ktest.XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (!mkdtemp(dir))
-		die_code(exit_for_errno(errno), "cannot create a directory like '%s': %s", dir,
-			 errno_advice(errno));
+	char *dir = cmd_tmpdir("ktest");
 
 	char *bin = xasprintf("%s/fbarrier_test", dir);
 	build_test(tree, bin);

@@ -146,13 +146,10 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		usage_error(cmd, "unknown crash mode '%s' (use flush, write or reorder)", crash);
 	if (torn && mode != CRASH_REORDER)
 		usage_error(cmd, "--torn needs --crash reorder");
-	long long size = parse_size(size_s);
-	if (size <= 0)
-		usage_error(cmd, "bad size '%s' (use e.g. 512M)", size_s);
+	long long size = cmd_size(ctx, size_s);
 	struct strvec fss = STRVEC_INIT;
 	struct errbuf e;
-	if (fs_split(fs_list, &fss, &e) < 0)
-		usage_error(cmd, "%s", e.msg);
+	cmd_fs_list(ctx, fs_list, &fss);
 	check_opts_list(cmd, &mkfs_opts, "--mkfs-opts", &fss);
 	check_opts_list(cmd, &mount_opts, "--mount-opts", &fss);
 

@@ -75,20 +75,14 @@ int cmd_try(int argc, char **argv, struct cmd_ctx *ctx)
 	int n = cmd_parse(ctx, argc, argv, opts, try_usage, 0);
 	if (n)
 		usage_error(cmd, "unexpected argument '%s'", argv[0]);
-	long long size = parse_size(size_s);
-	if (size <= 0)
-		usage_error(cmd, "bad size '%s' (use e.g. 512M)", size_s);
-
+	long long size = cmd_size(ctx, size_s);
 	struct strvec fss = STRVEC_INIT;
 	struct errbuf e;
-	if (fs_split(fs_list, &fss, &e) < 0)
-		usage_error(cmd, "%s", e.msg);
+	cmd_fs_list(ctx, fs_list, &fss);
 
 	struct vm_config cfg = { .mem_mb = 1024 };
 	cmd_guest(ctx, &cfg);
-	char tmpl[] = "/tmp/crashlab-try.XXXXXX";
-	if (!mkdtemp(tmpl))
-		die_code(exit_for_errno(errno), "cannot create a temp dir: %s", errno_advice(errno));
+	char *tmpl = cmd_tmpdir("try");
 	for (size_t i = 0; i < fss.n; i++)
 		if (guest_add_fs_disk(&cfg, tmpl, fss.v[i], size, &e) < 0) {
 			rm_rf(tmpl);
@@ -96,10 +90,8 @@ int cmd_try(int argc, char **argv, struct cmd_ctx *ctx)
 		}
 
 	struct vm vm;
-	enum vm_outcome o = vm_start(&vm, &cfg);
-	if (o != VM_OK) {
-		int rc = cmd_guest_failed(&vm, o);
-		vm_free(&vm);
+	int rc = cmd_vm_start(&vm, &cfg);
+	if (rc) {
 		rm_rf(tmpl);
 		return rc;
 	}
@@ -146,6 +138,7 @@ int cmd_try(int argc, char **argv, struct cmd_ctx *ctx)
 	vm_stop(&vm);
 	vm_free(&vm);
 	rm_rf(tmpl);
+	free(tmpl);
 
 	printf("%-7s %-9s %-9s %-9s %-9s %-9s %s\n", "fs", "mount", "write", "umount", "remount", "fsck", "result");
 	for (size_t i = 0; i < fss.n; i++) {

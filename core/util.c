@@ -61,13 +61,19 @@ void *xmemdup(const void *p, size_t n)
 	return r;
 }
 
+char *xvasprintf(const char *fmt, va_list ap)
+{
+	char *p;
+	if (vasprintf(&p, fmt, ap) < 0)
+		oom(strlen(fmt));
+	return p;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;
-	char *p;
 	va_start(ap, fmt);
-	if (vasprintf(&p, fmt, ap) < 0)
-		oom(strlen(fmt));
+	char *p = xvasprintf(fmt, ap);
 	va_end(ap);
 	return p;
 }
@@ -95,13 +101,10 @@ void sbuf_adds(struct sbuf *sb, const char *s)
 void sbuf_addf(struct sbuf *sb, const char *fmt, ...)
 {
 	va_list ap;
-	char *p;
 	va_start(ap, fmt);
-	int n = vasprintf(&p, fmt, ap);
+	char *p = xvasprintf(fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		oom(strlen(fmt));
-	sbuf_add(sb, p, (size_t)n);
+	sbuf_adds(sb, p);
 	free(p);
 }
 
@@ -139,10 +142,8 @@ void strvec_push(struct strvec *sv, const char *s)
 void strvec_pushf(struct strvec *sv, const char *fmt, ...)
 {
 	va_list ap;
-	char *p;
 	va_start(ap, fmt);
-	if (vasprintf(&p, fmt, ap) < 0)
-		oom(strlen(fmt));
+	char *p = xvasprintf(fmt, ap);
 	va_end(ap);
 	strvec_push(sv, p);
 	free(p);

@@ -10,6 +10,7 @@
 #ifndef CRASHLAB_CORE_UTIL_H
 #define CRASHLAB_CORE_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,6 +25,7 @@ char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 void *xmemdup(const void *p, size_t n);   /* n bytes and a NUL after them */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *xvasprintf(const char *fmt, va_list ap);
 
 /*
  * Growable arrays: ALLOC_GROW(arr, nr, alloc) makes room for nr elements in

@@ -25,6 +25,17 @@ struct copier {
 	struct errbuf *e;
 };
 
+/* Write one chunk of an entry at devoff. */
+static int put(struct copier *c, size_t i, const void *buf, size_t chunk, uint64_t devoff)
+{
+	if (wlog_pwrite_full(c->dev_fd, buf, chunk, devoff) < 0) {
+		wlog_seterr(c->e, "cannot write entry %zu at byte %llu: %s", i, (unsigned long long)devoff, strerror(errno));
+		return -1;
+	}
+	c->written += chunk;
+	return 0;
+}
+
 static int copy_range(struct copier *c, size_t i, uint64_t logoff, uint64_t devoff, uint64_t len)
 {
 	size_t want = len > COPY_MAX ? COPY_MAX : (size_t)len;
@@ -43,13 +54,9 @@ static int copy_range(struct copier *c, size_t i, uint64_t logoff, uint64_t devo
 			wlog_seterr(c->e, "cannot read entry %zu from the log: %s", i, strerror(errno));
 			return -1;
 		}
-		if (wlog_pwrite_full(c->dev_fd, c->buf, chunk, devoff + done) < 0) {
-			wlog_seterr(c->e, "cannot write entry %zu at byte %llu: %s", i,
-			       (unsigned long long)(devoff + done), strerror(errno));
+		if (put(c, i, c->buf, chunk, devoff + done) < 0)
 			return -1;
-		}
 		done += chunk;
-		c->written += chunk;
 	}
 	return 0;
 }
@@ -69,13 +76,9 @@ static int zero_range(struct copier *c, size_t i, uint64_t devoff, uint64_t len)
 	}
 	for (uint64_t done = 0; done < len;) {
 		size_t chunk = len - done > c->zcap ? c->zcap : (size_t)(len - done);
-		if (wlog_pwrite_full(c->dev_fd, c->zeros, chunk, devoff + done) < 0) {
-			wlog_seterr(c->e, "cannot write entry %zu at byte %llu: %s", i,
-			       (unsigned long long)(devoff + done), strerror(errno));
+		if (put(c, i, c->zeros, chunk, devoff + done) < 0)
 			return -1;
-		}
 		done += chunk;
-		c->written += chunk;
 	}
 	return 0;
 }

@@ -215,6 +215,18 @@ void tmp_sweep(const char *dir)
 	closedir(d);
 }
 
+int tmp_create(const char *path, char **tmp, struct errbuf *e)
+{
+	*tmp = tmp_name(path);
+	int fd = open(*tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		errbuf_errno(e, errno, "cannot create '%s'", *tmp);
+		free(*tmp);
+		*tmp = NULL;
+	}
+	return fd;
+}
+
 int run_cmd_in(const char *dir, const struct strvec *argv, struct sbuf *out, int log_fd)
 {
 	int pfd[2] = { -1, -1 };

@@ -38,6 +38,9 @@ char *cache_subdir(const char *sub, struct errbuf *e);
  * process is gone. */
 char *tmp_name(const char *path);
 void tmp_sweep(const char *dir);
+/* Create (truncate) the temporary name of path for writing: its fd, with the
+ * name in *tmp (malloc'd); -1 with e (73 when the disk refuses). */
+int tmp_create(const char *path, char **tmp, struct errbuf *e);
 
 /* Run a program and wait. out (if non-NULL) receives stdout+stderr; otherwise
  * they go to log_fd (if >= 0) or are inherited. With --verbose the command

@@ -78,13 +78,10 @@ static char *mkfs_message(const char *out)
 static int make_image(const struct fs_type *d, const char *mkfs, const struct strvec *opts, long long size,
 		      const char *label, const char *dir, const char *path, struct errbuf *e)
 {
-	char *tmp = tmp_name(path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		errbuf_errno(e, errno, "cannot create '%s'", tmp);
-		free(tmp);
+	char *tmp;
+	int fd = tmp_create(path, &tmp, e);
+	if (fd < 0)
 		return -1;
-	}
 	if (ftruncate(fd, size) < 0) {
 		int err = errno;
 		close(fd);

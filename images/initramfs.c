@@ -454,13 +454,10 @@ static int write_entry(struct archive *a, const struct ent *e, unsigned ino, int
 
 static int build(const struct layout *l, const char *path, struct errbuf *eb)
 {
-	char *tmp = tmp_name(path);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		errbuf_errno(eb, errno, "cannot create '%s'", tmp);
-		free(tmp);
+	char *tmp;
+	int fd = tmp_create(path, &tmp, eb);
+	if (fd < 0)
 		return -1;
-	}
 	/* The progress line appears only when the build takes more than a moment. */
 	struct progress *prog = NULL;
 	double start = now_s();

@@ -302,6 +302,21 @@ static int open_existing(struct sim *s, const char *path, int *unsup)
 	return w.ino;
 }
 
+/* The two paths of link and rename: the source must exist, the destination's
+ * directory too. 0, or the errno the kernel would give. */
+static int resolve_two(struct sim *s, const struct wl_op *op, struct where *a, struct where *b, int *unsup)
+{
+	*a = resolve(s, op->path);
+	*b = resolve(s, op->path2);
+	if (a->err == EOPNOTSUPP || b->err == EOPNOTSUPP)
+		return *unsup = 1, EOPNOTSUPP;
+	if (a->err)
+		return a->err;
+	if (a->ino == SIM_ABSENT)
+		return ENOENT;
+	return b->err;
+}
+
 /* Apply op; returns 0 or an errno; *unsup set when the op cannot be modelled. */
 static int apply(struct ctx *c, int *unsup)
 {
@@ -424,15 +439,10 @@ static int apply(struct ctx *c, int *unsup)
 		return 0;
 	}
 	case WL_LINK: {
-		struct where a = resolve(s, op->path), b = resolve(s, op->path2);
-		if (a.err == EOPNOTSUPP || b.err == EOPNOTSUPP)
-			return *unsup = 1, EOPNOTSUPP;
-		if (a.err)
-			return a.err;
-		if (a.ino == SIM_ABSENT)
-			return ENOENT;
-		if (b.err)
-			return b.err;
+		struct where a, b;
+		int e = resolve_two(s, op, &a, &b, unsup);
+		if (e)
+			return e;
 		if (b.ino != SIM_ABSENT)
 			return EEXIST;
 		if (s->in[a.ino].type == 'd')
@@ -455,15 +465,10 @@ static int apply(struct ctx *c, int *unsup)
 		return 0;
 	}
 	case WL_RENAME: {
-		struct where a = resolve(s, op->path), b = resolve(s, op->path2);
-		if (a.err == EOPNOTSUPP || b.err == EOPNOTSUPP)
-			return *unsup = 1, EOPNOTSUPP;
-		if (a.err)
-			return a.err;
-		if (a.ino == SIM_ABSENT)
-			return ENOENT;
-		if (b.err)
-			return b.err;
+		struct where a, b;
+		int e = resolve_two(s, op, &a, &b, unsup);
+		if (e)
+			return e;
 		if (op->flags == WL_RENAME_EXCHANGE) {
 			if (b.ino == SIM_ABSENT)
 				return ENOENT;
