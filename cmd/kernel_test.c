@@ -66,10 +66,7 @@ static void build_test(const char *tree, const char *out)
 
 	struct strvec argv = STRVEC_INIT;
 	struct sbuf log = SBUF_INIT;
-	strvec_push(&argv, "make");
-	strvec_push(&argv, "-s");
-	strvec_push(&argv, "ARCH=x86_64");
-	strvec_push(&argv, "headers");
+	strvec_pushl(&argv, "make", "-s", "ARCH=x86_64", "headers", NULL);
 	note("installing the uapi headers in '%s/usr/include'", tree);
 	if (run_cmd_in(tree, &argv, &log, -1) != 0) {
 		fputs(log.buf ? log.buf : "", stderr);
@@ -78,15 +75,10 @@ static void build_test(const char *tree, const char *out)
 	strvec_free(&argv);
 	sbuf_reset(&log);
 
-	strvec_push(&argv, "gcc");
-	strvec_push(&argv, "-static");
-	strvec_push(&argv, "-O2");
-	strvec_push(&argv, "-Wall");
+	strvec_pushl(&argv, "gcc", "-static", "-O2", "-Wall", NULL);
 	strvec_pushf(&argv, "-isystem%s/usr/include", tree);
 	strvec_pushf(&argv, "-I%s/tools/testing/selftests", tree);
-	strvec_push(&argv, "-o");
-	strvec_push(&argv, out);
-	strvec_push(&argv, src);
+	strvec_pushl(&argv, "-o", out, src, NULL);
 	if (run_cmd(&argv, &log, -1) != 0) {
 		fputs(log.buf ? log.buf : "", stderr);
 		die_code(EXIT_BUILD, "cannot compile '%s'", src);

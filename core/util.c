@@ -139,6 +139,15 @@ void strvec_push(struct strvec *sv, const char *s)
 	sv->v[sv->n] = NULL;
 }
 
+void strvec_pushl(struct strvec *sv, ...)
+{
+	va_list ap;
+	va_start(ap, sv);
+	for (const char *s; (s = va_arg(ap, const char *));)
+		strvec_push(sv, s);
+	va_end(ap);
+}
+
 void strvec_pushf(struct strvec *sv, const char *fmt, ...)
 {
 	va_list ap;

@@ -70,6 +70,8 @@ struct strvec {
 };
 #define STRVEC_INIT { NULL, 0, 0 }
 void strvec_push(struct strvec *sv, const char *s);
+/* Push every string up to the terminating NULL. */
+void strvec_pushl(struct strvec *sv, ...) __attribute__((sentinel));
 void strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strvec_free(struct strvec *sv);
 bool strvec_has(const struct strvec *sv, const char *s);

@@ -94,36 +94,20 @@ bool vm_qemu_has_sandbox(void)
 void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 {
 	struct strvec *a = &vm->argv;
-	strvec_push(a, vm_qemu_binary());
-	strvec_push(a, "-nodefaults");
-	strvec_push(a, "-no-reboot");
-	strvec_push(a, "-display");
-	strvec_push(a, "none");
-	strvec_push(a, "-accel");
-	strvec_push(a, cfg->accel);
+	strvec_pushl(a, vm_qemu_binary(), "-nodefaults", "-no-reboot", "-display", "none", "-accel",
+		cfg->accel, NULL);
 	if (!strcmp(cfg->accel, "kvm")) {
 		strvec_push(a, "-cpu");
 		strvec_push(a, "host");
 	}
 	strvec_push(a, "-m");
 	strvec_pushf(a, "%d", cfg->mem_mb > 0 ? cfg->mem_mb : 1024);
-	strvec_push(a, "-smp");
-	strvec_push(a, "1");
-	strvec_push(a, "-kernel");
-	strvec_push(a, cfg->kernel);
-	strvec_push(a, "-initrd");
-	strvec_push(a, cfg->initrd);
-	strvec_push(a, "-append");
+	strvec_pushl(a, "-smp", "1", "-kernel", cfg->kernel, "-initrd", cfg->initrd, "-append", NULL);
 	strvec_pushf(a, "console=ttyS0 panic=-1 oops=panic reboot=t loglevel=4 crashlab.mode=%s%s%s",
 		     cfg->shell ? "shell" : "agent", cfg->append ? " " : "", cfg->append ? cfg->append : "");
-	strvec_push(a, "-chardev");
-	strvec_push(a, "stdio,id=con,signal=off");
-	strvec_push(a, "-serial");
-	strvec_push(a, "chardev:con");
+	strvec_pushl(a, "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con", NULL);
 	if (sock) {
-		strvec_push(a, "-device");
-		strvec_push(a, "virtio-serial-pci");
-		strvec_push(a, "-chardev");
+		strvec_pushl(a, "-device", "virtio-serial-pci", "-chardev", NULL);
 		strvec_pushf(a, "socket,id=chan,path=%s,server=on,wait=off", sock);
 		strvec_push(a, "-device");
 		strvec_pushf(a, "virtserialport,chardev=chan,name=%s", PROTO_PORT);
@@ -622,16 +606,7 @@ int vm_overlay_create(const char *base, const char *overlay, struct errbuf *e)
 {
 	struct strvec av = STRVEC_INIT;
 	struct sbuf out = SBUF_INIT;
-	strvec_push(&av, "qemu-img");
-	strvec_push(&av, "create");
-	strvec_push(&av, "-q");
-	strvec_push(&av, "-f");
-	strvec_push(&av, "qcow2");
-	strvec_push(&av, "-F");
-	strvec_push(&av, "raw");
-	strvec_push(&av, "-b");
-	strvec_push(&av, base);
-	strvec_push(&av, overlay);
+	strvec_pushl(&av, "qemu-img", "create", "-q", "-f", "qcow2", "-F", "raw", "-b", base, overlay, NULL);
 	int rc = run_cmd(&av, &out, -1);
 	if (rc)
 		errbuf_set(e, EXIT_GUEST, "cannot create overlay '%s': %.*s", overlay,

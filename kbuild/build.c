@@ -118,14 +118,8 @@ static int apply_patches(struct kb *kb)
 		struct strvec argv = STRVEC_INIT;
 		struct sbuf out = SBUF_INIT;
 		progress_update(kb->prog, i, kb->names.v[i]);
-		strvec_push(&argv, "patch");
-		strvec_push(&argv, "-p1");
-		strvec_push(&argv, "--forward");
-		strvec_push(&argv, "--batch");
-		strvec_push(&argv, "--fuzz=0");
-		strvec_push(&argv, "--no-backup-if-mismatch");
-		strvec_push(&argv, "-i");
-		strvec_push(&argv, path);
+		strvec_pushl(&argv, "patch", "-p1", "--forward", "--batch", "--fuzz=0",
+			"--no-backup-if-mismatch", "-i", path, NULL);
 		int rc = kb_run(kb, &argv, NULL, &out);
 		strvec_free(&argv);
 		if (rc != 0) {
@@ -157,10 +151,9 @@ static void make_setup(struct kb *kb)
 	char *ccache = find_program("ccache");
 	kb->ccache = ccache != NULL;
 	free(ccache);
-	strvec_push(&kb->make_env, "KBUILD_BUILD_TIMESTAMP=" KB_BUILD_TIMESTAMP);
-	strvec_push(&kb->make_env, "KBUILD_BUILD_USER=crashlab");
-	strvec_push(&kb->make_env, "KBUILD_BUILD_HOST=crashlab");
-	strvec_push(&kb->make_env, "KBUILD_BUILD_VERSION=1");
+	strvec_pushl(&kb->make_env, "KBUILD_BUILD_TIMESTAMP=" KB_BUILD_TIMESTAMP,
+		"KBUILD_BUILD_USER=crashlab", "KBUILD_BUILD_HOST=crashlab", "KBUILD_BUILD_VERSION=1",
+		NULL);
 	if (kb->ccache) {
 		struct errbuf ignore;
 		char *dir = cache_subdir("ccache", &ignore);
