@@ -302,6 +302,15 @@ static int open_existing(struct sim *s, const char *path, int *unsup)
 	return w.ino;
 }
 
+/* A path that does not resolve: its errno; one the simulator cannot follow
+ * (a symlink inside it) sets *unsup. */
+static int path_err(const struct where *w, int *unsup)
+{
+	if (w->err == EOPNOTSUPP)
+		*unsup = 1;
+	return w->err;
+}
+
 /* The two paths of link and rename: the source must exist, the destination's
  * directory too. 0, or the errno the kernel would give. */
 static int resolve_two(struct sim *s, const struct wl_op *op, struct where *a, struct where *b, int *unsup)
@@ -317,260 +326,347 @@ static int resolve_two(struct sim *s, const struct wl_op *op, struct where *a, s
 	return b->err;
 }
 
-/* Apply op; returns 0 or an errno; *unsup set when the op cannot be modelled. */
-static int apply(struct ctx *c, int *unsup)
+/* One function per op: 0 or the errno the call returns, as the kernel checks
+ * them; *unsup is set when the simulator cannot model the op. */
+static int op_mkdir(struct ctx *c, int *unsup)
 {
 	struct sim *s = c->s;
 	const struct wl_op *op = c->op;
-	switch (op->kind) {
-	case WL_MKDIR: {
-		struct where w = resolve(s, op->path);
-		if (w.err)
-			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
-		if (w.ino != SIM_ABSENT)
-			return EEXIST;
-		if (w.dir < 0)
+	struct where w = resolve(s, op->path);
+	if (w.err)
+		return path_err(&w, unsup);
+	if (w.ino != SIM_ABSENT)
+		return EEXIST;
+	if (w.dir < 0)
+		return ENOENT;
+	int ino = new_inode(s, 'd', op->mode & 07777, c->dry ? -1 : c->record ? op->id : 0);
+	set_field(c, SF_ENTRY, w.dir, w.name, ino, 0);
+	return 0;
+}
+
+static int op_rmdir(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	struct where w = resolve(s, op->path);
+	if (w.err)
+		return path_err(&w, unsup);
+	if (w.ino == SIM_ABSENT)
+		return ENOENT;
+	if (w.ino == SIM_ROOT)
+		return EBUSY;
+	if (s->in[w.ino].type != 'd')
+		return ENOTDIR;
+	if (!is_empty_dir(&s->in[w.ino]))
+		return ENOTEMPTY;
+	set_field(c, SF_ENTRY, w.dir, w.name, SIM_ABSENT, 0);
+	return 0;
+}
+
+static int op_creat(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	int ino = open_create(c, op->path, op->mode & 07777, unsup);
+	if (ino < 0)
+		return -ino;
+	if (c->dry)
+		return 0;
+	mark_opened(s, op->path);
+	set_size(c, ino, 0, 0);
+	return 0;
+}
+
+/* write, append, dwrite (O_DIRECT: 512-byte aligned) and mmapwrite. */
+static int op_write(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	uint64_t len = data_len(op), off = op->off > 0 ? (uint64_t)op->off : 0;
+	if (op->kind == WL_DWRITE && (off % 512 || len % 512))
+		return EINVAL;
+	int ino = open_create(c, op->path, 0644, unsup);
+	if (ino < 0)
+		return -ino;
+	if (c->dry)
+		return off + len > (uint64_t)SIM_MAX_FILE ? (*unsup = 1, EFBIG) : 0;
+	mark_opened(s, op->path);
+	if (op->kind == WL_APPEND)
+		off = s->in[ino].size;
+	if (off + len > (uint64_t)SIM_MAX_FILE) {
+		*unsup = 1;
+		return EFBIG;
+	}
+	write_bytes(c, ino, off, (const unsigned char *)op->data, op->data ? NULL : op, len);
+	if (off + len > s->in[ino].size)
+		set_size(c, ino, off + len, 1);
+	return 0;
+}
+
+static int op_truncate(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	int ino = open_existing(s, op->path, unsup);
+	if (ino < 0)
+		return -ino;
+	if (s->in[ino].type == 'd')
+		return EISDIR;
+	if (op->len < 0)
+		return EINVAL;
+	if (op->len > SIM_MAX_FILE) {
+		*unsup = 1;
+		return EFBIG;
+	}
+	set_size(c, ino, (uint64_t)op->len, 0);
+	return 0;
+}
+
+static int op_falloc(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	int ino = open_existing(s, op->path, unsup);
+	if (ino < 0)
+		return -ino;
+	if (s->in[ino].type == 'd')
+		return EISDIR;
+	if (op->off < 0 || op->len <= 0)
+		return EINVAL;
+	uint64_t off = (uint64_t)op->off, len = (uint64_t)op->len, size = s->in[ino].size;
+	if (off + len > (uint64_t)SIM_MAX_FILE) {
+		*unsup = 1;
+		return EFBIG;
+	}
+	if (c->dry)
+		return op->flags > WL_FALLOC_ZERO_RANGE_KEEP_SIZE ? EINVAL : 0;
+	mark_opened(s, op->path);
+	switch (op->flags) {
+	case WL_FALLOC_DEFAULT:
+		if (off + len > size)
+			set_size(c, ino, off + len, 0);
+		break;
+	case WL_FALLOC_KEEP_SIZE:
+		break;
+	case WL_FALLOC_PUNCH_HOLE:
+	case WL_FALLOC_ZERO_RANGE_KEEP_SIZE:
+		if (off < size)
+			write_bytes(c, ino, off, NULL, NULL, (off + len > size ? size : off + len) - off);
+		break;
+	case WL_FALLOC_ZERO_RANGE:
+		if (off < size)
+			write_bytes(c, ino, off, NULL, NULL, (off + len > size ? size : off + len) - off);
+		if (off + len > size)
+			set_size(c, ino, off + len, 0);
+		break;
+	default:
+		return EINVAL;
+	}
+	return 0;
+}
+
+static int op_link(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	struct where a, b;
+	int e = resolve_two(s, op, &a, &b, unsup);
+	if (e)
+		return e;
+	if (b.ino != SIM_ABSENT)
+		return EEXIST;
+	if (s->in[a.ino].type == 'd')
+		return EPERM;
+	set_field(c, SF_ENTRY, b.dir, b.name, a.ino, 0);
+	return 0;
+}
+
+static int op_symlink(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	struct where w = resolve(s, op->path);
+	if (w.err)
+		return path_err(&w, unsup);
+	if (w.ino != SIM_ABSENT)
+		return EEXIST;
+	if (c->dry)
+		return 0;
+	int ino = new_inode(s, 'l', 0777, c->record ? op->id : 0);
+	s->in[ino].target = xstrdup(op->path2 ? op->path2 : "");
+	s->in[ino].size = strlen(s->in[ino].target);
+	set_field(c, SF_ENTRY, w.dir, w.name, ino, 0);
+	return 0;
+}
+
+static int op_rename(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	struct where a, b;
+	int e = resolve_two(s, op, &a, &b, unsup);
+	if (e)
+		return e;
+	if (op->flags == WL_RENAME_EXCHANGE) {
+		if (b.ino == SIM_ABSENT)
 			return ENOENT;
-		int ino = new_inode(s, 'd', op->mode & 07777, c->dry ? -1 : c->record ? op->id : 0);
-		set_field(c, SF_ENTRY, w.dir, w.name, ino, 0);
-		return 0;
-	}
-	case WL_RMDIR: {
-		struct where w = resolve(s, op->path);
-		if (w.err)
-			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
-		if (w.ino == SIM_ABSENT)
-			return ENOENT;
-		if (w.ino == SIM_ROOT)
-			return EBUSY;
-		if (s->in[w.ino].type != 'd')
-			return ENOTDIR;
-		if (!is_empty_dir(&s->in[w.ino]))
-			return ENOTEMPTY;
-		set_field(c, SF_ENTRY, w.dir, w.name, SIM_ABSENT, 0);
-		return 0;
-	}
-	case WL_CREAT: {
-		int ino = open_create(c, op->path, op->mode & 07777, unsup);
-		if (ino < 0)
-			return -ino;
-		if (c->dry)
-			return 0;
-		mark_opened(s, op->path);
-		set_size(c, ino, 0, 0);
-		return 0;
-	}
-	case WL_WRITE:
-	case WL_APPEND:
-	case WL_DWRITE:
-	case WL_MMAPWRITE: {
-		uint64_t len = data_len(op), off = op->off > 0 ? (uint64_t)op->off : 0;
-		if (op->kind == WL_DWRITE && (off % 512 || len % 512))
-			return EINVAL;
-		int ino = open_create(c, op->path, 0644, unsup);
-		if (ino < 0)
-			return -ino;
-		if (c->dry)
-			return off + len > (uint64_t)SIM_MAX_FILE ? (*unsup = 1, EFBIG) : 0;
-		mark_opened(s, op->path);
-		if (op->kind == WL_APPEND)
-			off = s->in[ino].size;
-		if (off + len > (uint64_t)SIM_MAX_FILE) {
-			*unsup = 1;
-			return EFBIG;
-		}
-		write_bytes(c, ino, off, (const unsigned char *)op->data, op->data ? NULL : op, len);
-		if (off + len > s->in[ino].size)
-			set_size(c, ino, off + len, 1);
-		return 0;
-	}
-	case WL_TRUNCATE: {
-		int ino = open_existing(s, op->path, unsup);
-		if (ino < 0)
-			return -ino;
-		if (s->in[ino].type == 'd')
-			return EISDIR;
-		if (op->len < 0)
-			return EINVAL;
-		if (op->len > SIM_MAX_FILE) {
-			*unsup = 1;
-			return EFBIG;
-		}
-		set_size(c, ino, (uint64_t)op->len, 0);
-		return 0;
-	}
-	case WL_FALLOC: {
-		int ino = open_existing(s, op->path, unsup);
-		if (ino < 0)
-			return -ino;
-		if (s->in[ino].type == 'd')
-			return EISDIR;
-		if (op->off < 0 || op->len <= 0)
-			return EINVAL;
-		uint64_t off = (uint64_t)op->off, len = (uint64_t)op->len, size = s->in[ino].size;
-		if (off + len > (uint64_t)SIM_MAX_FILE) {
-			*unsup = 1;
-			return EFBIG;
-		}
-		if (c->dry)
-			return op->flags > WL_FALLOC_ZERO_RANGE_KEEP_SIZE ? EINVAL : 0;
-		mark_opened(s, op->path);
-		switch (op->flags) {
-		case WL_FALLOC_DEFAULT:
-			if (off + len > size)
-				set_size(c, ino, off + len, 0);
-			break;
-		case WL_FALLOC_KEEP_SIZE:
-			break;
-		case WL_FALLOC_PUNCH_HOLE:
-		case WL_FALLOC_ZERO_RANGE_KEEP_SIZE:
-			if (off < size)
-				write_bytes(c, ino, off, NULL, NULL, (off + len > size ? size : off + len) - off);
-			break;
-		case WL_FALLOC_ZERO_RANGE:
-			if (off < size)
-				write_bytes(c, ino, off, NULL, NULL, (off + len > size ? size : off + len) - off);
-			if (off + len > size)
-				set_size(c, ino, off + len, 0);
-			break;
-		default:
-			return EINVAL;
-		}
-		return 0;
-	}
-	case WL_LINK: {
-		struct where a, b;
-		int e = resolve_two(s, op, &a, &b, unsup);
-		if (e)
-			return e;
-		if (b.ino != SIM_ABSENT)
-			return EEXIST;
-		if (s->in[a.ino].type == 'd')
-			return EPERM;
-		set_field(c, SF_ENTRY, b.dir, b.name, a.ino, 0);
-		return 0;
-	}
-	case WL_SYMLINK: {
-		struct where w = resolve(s, op->path);
-		if (w.err)
-			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
-		if (w.ino != SIM_ABSENT)
-			return EEXIST;
-		if (c->dry)
-			return 0;
-		int ino = new_inode(s, 'l', 0777, c->record ? op->id : 0);
-		s->in[ino].target = xstrdup(op->path2 ? op->path2 : "");
-		s->in[ino].size = strlen(s->in[ino].target);
-		set_field(c, SF_ENTRY, w.dir, w.name, ino, 0);
-		return 0;
-	}
-	case WL_RENAME: {
-		struct where a, b;
-		int e = resolve_two(s, op, &a, &b, unsup);
-		if (e)
-			return e;
-		if (op->flags == WL_RENAME_EXCHANGE) {
-			if (b.ino == SIM_ABSENT)
-				return ENOENT;
-			if (a.ino == b.ino)
-				return 0;
-			if ((s->in[a.ino].type == 'd' && is_ancestor(s, a.ino, b.dir)) ||
-			    (s->in[b.ino].type == 'd' && is_ancestor(s, b.ino, a.dir)))
-				return EINVAL;
-			int ai = a.ino, bi = b.ino;
-			set_field(c, SF_ENTRY, a.dir, a.name, bi, 0);
-			set_field(c, SF_ENTRY, b.dir, b.name, ai, 0);
-			return 0;
-		}
-		if (op->flags == WL_RENAME_NOREPLACE && b.ino != SIM_ABSENT)
-			return EEXIST;
 		if (a.ino == b.ino)
 			return 0;
-		const struct sim_inode *ai = &s->in[a.ino];
-		if (ai->type == 'd' && is_ancestor(s, a.ino, b.dir))
+		if ((s->in[a.ino].type == 'd' && is_ancestor(s, a.ino, b.dir)) ||
+		    (s->in[b.ino].type == 'd' && is_ancestor(s, b.ino, a.dir)))
 			return EINVAL;
-		if (b.ino != SIM_ABSENT) {
-			const struct sim_inode *bi = &s->in[b.ino];
-			if (ai->type == 'd' && bi->type != 'd')
-				return ENOTDIR;
-			if (ai->type != 'd' && bi->type == 'd')
-				return EISDIR;
-			if (bi->type == 'd' && !is_empty_dir(bi))
-				return ENOTEMPTY;
-		}
-		int moved = a.ino;
-		set_field(c, SF_ENTRY, a.dir, a.name, SIM_ABSENT, 0);
-		set_field(c, SF_ENTRY, b.dir, b.name, moved, 0);
+		int ai = a.ino, bi = b.ino;
+		set_field(c, SF_ENTRY, a.dir, a.name, bi, 0);
+		set_field(c, SF_ENTRY, b.dir, b.name, ai, 0);
 		return 0;
 	}
-	case WL_UNLINK: {
-		struct where w = resolve(s, op->path);
-		if (w.err)
-			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
-		if (w.ino == SIM_ABSENT)
-			return ENOENT;
-		if (s->in[w.ino].type == 'd')
+	if (op->flags == WL_RENAME_NOREPLACE && b.ino != SIM_ABSENT)
+		return EEXIST;
+	if (a.ino == b.ino)
+		return 0;
+	const struct sim_inode *ai = &s->in[a.ino];
+	if (ai->type == 'd' && is_ancestor(s, a.ino, b.dir))
+		return EINVAL;
+	if (b.ino != SIM_ABSENT) {
+		const struct sim_inode *bi = &s->in[b.ino];
+		if (ai->type == 'd' && bi->type != 'd')
+			return ENOTDIR;
+		if (ai->type != 'd' && bi->type == 'd')
 			return EISDIR;
-		set_field(c, SF_ENTRY, w.dir, w.name, SIM_ABSENT, 0);
-		return 0;
+		if (bi->type == 'd' && !is_empty_dir(bi))
+			return ENOTEMPTY;
 	}
-	case WL_SETXATTR:
-	case WL_REMOVEXATTR: {
-		struct where w = resolve(s, op->path);
-		if (w.err)
-			return w.err == EOPNOTSUPP ? (*unsup = 1, EOPNOTSUPP) : w.err;
-		if (w.ino == SIM_ABSENT)
-			return ENOENT;
-		if (s->in[w.ino].type == 'l' && !strncmp(op->name, "user.", 5))
-			return EPERM;
-		int64_t name = sim_str_intern(s, op->name, strlen(op->name));
-		struct sim_field f = { SF_XATTR, w.ino, name };
-		if (op->kind == WL_REMOVEXATTR) {
-			if (sim_field_get(s, &f) == SIM_ABSENT)
-				return ENODATA;
-			set_field(c, SF_XATTR, w.ino, name, SIM_ABSENT, 0);
-		} else {
-			set_field(c, SF_XATTR, w.ino, name,
-				  sim_str_intern(s, op->value ? op->value : "", op->value ? op->value_len : 0), 0);
-		}
-		return 0;
+	int moved = a.ino;
+	set_field(c, SF_ENTRY, a.dir, a.name, SIM_ABSENT, 0);
+	set_field(c, SF_ENTRY, b.dir, b.name, moved, 0);
+	return 0;
+}
+
+static int op_unlink(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	struct where w = resolve(s, op->path);
+	if (w.err)
+		return path_err(&w, unsup);
+	if (w.ino == SIM_ABSENT)
+		return ENOENT;
+	if (s->in[w.ino].type == 'd')
+		return EISDIR;
+	set_field(c, SF_ENTRY, w.dir, w.name, SIM_ABSENT, 0);
+	return 0;
+}
+
+/* setxattr and removexattr. */
+static int op_xattr(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	struct where w = resolve(s, op->path);
+	if (w.err)
+		return path_err(&w, unsup);
+	if (w.ino == SIM_ABSENT)
+		return ENOENT;
+	if (s->in[w.ino].type == 'l' && !strncmp(op->name, "user.", 5))
+		return EPERM;
+	int64_t name = sim_str_intern(s, op->name, strlen(op->name));
+	struct sim_field f = { SF_XATTR, w.ino, name };
+	if (op->kind == WL_REMOVEXATTR) {
+		if (sim_field_get(s, &f) == SIM_ABSENT)
+			return ENODATA;
+		set_field(c, SF_XATTR, w.ino, name, SIM_ABSENT, 0);
+	} else {
+		set_field(c, SF_XATTR, w.ino, name,
+			  sim_str_intern(s, op->value ? op->value : "", op->value ? op->value_len : 0), 0);
 	}
-	case WL_CHMOD: {
-		int ino = open_existing(s, op->path, unsup);
-		if (ino < 0)
-			return -ino;
-		set_field(c, SF_MODE, ino, 0, op->mode & 07777, 0);
-		return 0;
+	return 0;
+}
+
+static int op_chmod(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	int ino = open_existing(s, op->path, unsup);
+	if (ino < 0)
+		return -ino;
+	set_field(c, SF_MODE, ino, 0, op->mode & 07777, 0);
+	return 0;
+}
+
+/* the calls on an open file that change nothing visible: fsync, fdatasync, sync_file_range, the barriers, fiemap_sync. */
+static int op_sync_file(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	int ino = open_existing(s, op->path, unsup);
+	if (ino < 0)
+		return -ino;
+	if (!c->dry)
+		mark_opened(s, op->path);
+	return 0;
+}
+
+static int op_close(struct ctx *c, int *unsup)
+{
+	struct sim *s = c->s;
+	const struct wl_op *op = c->op;
+	(void)unsup;
+	if (!is_opened(s, op->path))
+		return EBADF;
+	if (!c->dry)
+		unmark_opened(s, op->path);
+	return 0;
+}
+
+/* sync, syncfs, sleep, mark: nothing visible changes. */
+static int op_nothing(struct ctx *c, int *unsup)
+{
+	(void)unsup;
+	(void)c;
+	return 0;
+}
+
+typedef int apply_fn(struct ctx *c, int *unsup);
+
+static apply_fn *const apply_op[WL_NKINDS] = {
+	[WL_MKDIR] = op_mkdir,
+	[WL_RMDIR] = op_rmdir,
+	[WL_CREAT] = op_creat,
+	[WL_WRITE] = op_write,
+	[WL_APPEND] = op_write,
+	[WL_DWRITE] = op_write,
+	[WL_MMAPWRITE] = op_write,
+	[WL_TRUNCATE] = op_truncate,
+	[WL_FALLOC] = op_falloc,
+	[WL_LINK] = op_link,
+	[WL_SYMLINK] = op_symlink,
+	[WL_RENAME] = op_rename,
+	[WL_UNLINK] = op_unlink,
+	[WL_SETXATTR] = op_xattr,
+	[WL_REMOVEXATTR] = op_xattr,
+	[WL_CHMOD] = op_chmod,
+	[WL_FSYNC] = op_sync_file,
+	[WL_FDATASYNC] = op_sync_file,
+	[WL_SYNC_FILE_RANGE] = op_sync_file,
+	[WL_FBARRIER] = op_sync_file,
+	[WL_FDATABARRIER] = op_sync_file,
+	[WL_FIEMAP_SYNC] = op_sync_file,
+	[WL_CLOSE] = op_close,
+	[WL_SYNC] = op_nothing,
+	[WL_SYNCFS] = op_nothing,
+	[WL_SLEEP] = op_nothing,
+	[WL_MARK] = op_nothing,
+};
+
+/* Apply c->op to the model: 0 or the errno the call returns. An op the
+ * simulator cannot model sets *unsup. */
+static int apply(struct ctx *c, int *unsup)
+{
+	if (c->op->kind < 0 || c->op->kind >= WL_NKINDS || !apply_op[c->op->kind]) {
+		*unsup = 1;
+		return EOPNOTSUPP;
 	}
-	case WL_FSYNC:
-	case WL_FDATASYNC:
-	case WL_SYNC_FILE_RANGE:
-	case WL_FBARRIER:
-	case WL_FDATABARRIER:
-	case WL_FIEMAP_SYNC: {
-		int ino = open_existing(s, op->path, unsup);
-		if (ino < 0)
-			return -ino;
-		if (!c->dry)
-			mark_opened(s, op->path);
-		return 0;
-	}
-	case WL_CLOSE:
-		if (!is_opened(s, op->path))
-			return EBADF;
-		if (!c->dry)
-			unmark_opened(s, op->path);
-		return 0;
-	case WL_SYNC:
-	case WL_SYNCFS:
-	case WL_SLEEP:
-	case WL_MARK:
-		return 0;
-	case WL_NKINDS:
-		break;
-	}
-	*unsup = 1;
-	return EOPNOTSUPP;
+	return apply_op[c->op->kind](c, unsup);
 }
 
 /* A barrier call the guest's kernel does not have: not a disagreement. */
