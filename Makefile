@@ -7,7 +7,8 @@ CFLAGS ?= -O2 -g
 WERROR ?= -Werror
 VERSION := 0.1
 
-PKGS := sqlite3 libarchive ncursesw libelf libcrypto jansson
+# ncursesw comes back with the browser; libncurses-dev stays in deps for it.
+PKGS := sqlite3 libarchive libelf libcrypto jansson
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
