@@ -117,6 +117,8 @@ void sim_hist_add(struct sim *s, const struct sim_field *f, size_t change)
 	}
 	struct sim_hist *hs = &s->hist[i];
 	ARRAY_PUSH(hs->idx, hs->n, hs->cap, change);
+	s->ch[change].hpos = (int)hs->n;
+	s->ch[change].hist = i;
 }
 
 const struct sim_hist *sim_history(const struct sim *s, const struct sim_field *f)

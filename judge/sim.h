@@ -55,6 +55,9 @@ struct sim_change {
 	struct sim_field f;
 	int64_t old, val;        /* the field's value before and after */
 	int data;                /* 1: file data (a block, or the size a data write set); 0: metadata */
+	int hpos;                /* its position in the field's history (1: the first change; 0 is the
+				    value before the run) */
+	size_t hist;             /* the field's history: sim.hist[hist] */
 };
 
 /* One op as the simulator saw it. */
