@@ -302,7 +302,8 @@ static void state_from_row(sqlite3_stmt *st, struct state_result *s)
 	c->ms_fsck = sqlite3_column_double(st, 16);
 	c->ms_other = sqlite3_column_double(st, 17);
 	s->judge.judged = sqlite3_column_int(st, 18);
-	s->judge.explained = sqlite3_column_int(st, 19);
+	s->judge.explained = sqlite3_column_int(st, 19) != 0;
+	s->judge.setup_state = sqlite3_column_int(st, 19) == 2;
 	copy_field(s->judge.diff, sizeof(s->judge.diff), sqlite3_column_text(st, 20));
 	s->judge.marks = db_col_text(st, 21);
 }

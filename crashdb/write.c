@@ -278,7 +278,7 @@ int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgem
 	sqlite3_bind_int64(st, 1, state_id);
 	sqlite3_bind_int(st, 2, j->judged != 0);
 	if (j->judged)
-		sqlite3_bind_int(st, 3, j->explained != 0);
+		sqlite3_bind_int(st, 3, !j->explained ? 0 : j->setup_state ? 2 : 1); /* 2: the setup state */
 	else
 		sqlite3_bind_null(st, 3);
 	db_bind_text(st, 4, !j->explained && j->diff[0] ? j->diff : NULL);

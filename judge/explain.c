@@ -1,32 +1,32 @@
 /*
- * explain.c - which op pieces a crash state shows (see explain.h).
+ * explain.c - every explanation of a crash state (see explain.h).
  *
  * Method. Every piece of a [run] op is one change of one field (sim.h), so
- * a field's history is a short list of values v0 (S0, or the value a new
- * inode is born with), v1, v2, ... each set by one change. The search is
- * per field, never over subsets of ops: for each field the state lets us
- * see, we find the latest history value equal to what the state shows; the
- * change that set it is in P, the earlier changes of that field are
- * superseded, the later ones are missing. That is linear in the number of
- * changes. Fields are seen through names, so the walk goes top-down from
- * the root: an observed path's directory is already matched to a simulator
- * inode, and the name's history offers the inodes it ever named; the node
- * is matched to one of them by identity first (the guest's inode number of
- * that simulator inode equals the node's), by type and content second (only
- * among inodes whose number was never learned). Everything reachable from
- * that inode (its mode, size, blocks, xattrs, and for a directory its
- * entries) is then attributed the same way. A block that matches no version
- * is tried as a sector-wise mix of two versions (a torn write), and a size
- * that matches none as a 4 KiB step of one growing write (the size written
- * back so far); both explain the state and still count as missing for
- * promises.
+ * a field's history is a short list of versions v0 (S0, or the value a new
+ * inode is born with), v1, v2, ... each set by one change. Replaying a set
+ * P of changes on S0 in program order leaves each field at the version of
+ * its last change in P (v0 when P has none), whatever else P holds; so the
+ * explanations of a state are exactly the choices, per observed field, of a
+ * version equal to what the state shows, and nothing couples two fields but
+ * the tree they are seen through. The walk goes top-down from the root: a
+ * directory is already matched to a simulator inode; each name it ever had
+ * is looked up in the state; an observed node is matched to one of the
+ * inodes the name ever named, by identity first (the guest's inode number),
+ * by type and content second (only among inodes whose number was never
+ * learned). When more than one candidate is consistent with what the node
+ * shows, each is tried in a world of its own (at most EX_MAX_WORLDS).
  *
- * Confirmation re-simulates S0 + P: each field takes the value P chose (or
- * v0 when unseen), the tree is walked from the root with those values, and
- * every node (type, mode, size, nlink of files, xattrs, target, block
- * tokens) is compared with the observed tree. A value no op ever set, a
- * name no op ever made, or a node the walk does not produce makes the state
- * unexplainable, and the first such difference is named in one sentence.
+ * Options of a field: every version equal to the observed value; for a
+ * block, every pair of versions a < b whose sector-wise mix is the observed
+ * block (version b written in part over a: a torn write); for a size, the
+ * size before a growing data write plus whole 4 KiB steps of it (the size
+ * written back so far), which shows that write in part. A field with no
+ * option, a name no op made, an observed link count the names do not add
+ * up to, or a symlink target no op wrote makes the world unexplained, and
+ * the first such difference is named in one sentence.
+ *
+ * Cost: linear in the fields the state shows times their history lengths,
+ * times the worlds; a torn block tries at most 8 versions pairwise.
  */
 #include "judge/explain.h"
 
@@ -38,91 +38,86 @@
 
 #include "core/util.h"
 
-/* A field's attribution: the history position shown (0 = v0), or: */
-#define POS_UNSEEN (-1)
-#define POS_NONE (-2)    /* no version matches */
-#define POS_TORN (-3)    /* a block mixing two versions */
+#define NO_INDEX ((size_t)-1)
 
 struct walk {
 	struct explain *e;
+	struct ex_world *W;
 	const struct sim *s;
 	int last;                 /* last completed op: the "expected" state */
-	size_t *order;            /* observed nodes sorted by path */
-	/* the chosen position of every field seen, with a map field -> index */
-	struct pos { struct sim_field f; int pos; } *pos;
-	size_t npos, pos_cap;
-	struct hmap map;
+	const size_t *order;      /* observed nodes sorted by path */
+	/* the choices at ambiguous matches, shared by the worlds */
+	int *choice, *arity;
+	size_t nchoice, choice_cap, arity_cap;
+	size_t point;             /* ambiguous matches met so far in this world */
 };
 
-static uint64_t fhash(const struct sim_field *f)
+/* ------------------------------------------------------------------ */
+/* Versions */
+
+static size_t nversions(const struct sim *s, size_t h)
 {
-	return hmap_mix((uint64_t)f->kind, (uint64_t)(int64_t)f->ino, (uint64_t)f->key);
+	return h == NO_INDEX ? 1 : s->hist[h].n + 1;
 }
 
-static int same_field(const void *key, size_t idx, void *ctx)
+static int64_t version(const struct sim *s, size_t h, const struct sim_field *f, size_t i)
 {
-	const struct sim_field *a = key, *b = &((const struct walk *)ctx)->pos[idx].f;
-	return a->kind == b->kind && a->ino == b->ino && a->key == b->key;
-}
-
-static struct pos *pos_slot(struct walk *w, const struct sim_field *f, int create)
-{
-	uint64_t h = fhash(f);
-	size_t i = hmap_get(&w->map, h, same_field, f, w);
-	if (i != HMAP_NONE)
-		return &w->pos[i];
-	if (!create)
-		return NULL;
-	ALLOC_GROW(w->pos, w->npos + 1, w->pos_cap);
-	w->pos[w->npos] = (struct pos){ *f, POS_UNSEEN };
-	hmap_put(&w->map, h, w->npos);
-	return &w->pos[w->npos++];
-}
-
-/* History helpers: number of versions and version i's value. */
-static size_t nversions(const struct sim *s, const struct sim_field *f)
-{
-	const struct sim_hist *h = sim_history(s, f);
-	return h ? h->n + 1 : 1;
-}
-
-static int64_t version(const struct sim *s, const struct sim_field *f, size_t i)
-{
-	const struct sim_hist *h = sim_history(s, f);
-	if (!h)
+	if (h == NO_INDEX)
 		return sim_value_final(s, f);
-	return i == 0 ? s->ch[h->idx[0]].old : s->ch[h->idx[i - 1]].val;
+	return i == 0 ? s->ch[s->hist[h].idx[0]].old : s->ch[s->hist[h].idx[i - 1]].val;
 }
 
-/* The chosen value of a field in S0 + P. */
-static int64_t chosen(struct walk *w, const struct sim_field *f)
+static size_t hist_of(const struct sim *s, const struct sim_field *f)
 {
-	struct pos *p = pos_slot(w, f, 0);
-	int pos = p ? p->pos : POS_UNSEEN;
-	return version(w->s, f, pos > 0 ? (size_t)pos : 0);
+	const struct sim_hist *h = sim_history(s, f);
+	return h ? (size_t)(h - s->hist) : NO_INDEX;
 }
 
-static void set_pos(struct walk *w, const struct sim_field *f, int pos)
+/* ------------------------------------------------------------------ */
+/* A world's fields and options */
+
+static struct ex_field *begin_field(struct walk *w, const struct sim_field *f)
 {
-	pos_slot(w, f, 1)->pos = pos;
+	struct ex_world *W = w->W;
+	ALLOC_GROW(W->fld, W->nfld + 1, W->fld_cap);
+	W->fld[W->nfld] = (struct ex_field){ .hist = hist_of(w->s, f), .f = *f, .first = W->nopt };
+	return &W->fld[W->nfld++];
+}
+
+static void add_opt(struct walk *w, int pos, int partial)
+{
+	struct ex_world *W = w->W;
+	ALLOC_GROW(W->opt, W->nopt + 1, W->opt_cap);
+	W->opt[W->nopt++] = (struct ex_opt){ pos, partial };
+	W->fld[W->nfld - 1].n++;
+}
+
+/* Options: every version equal to v. Returns how many. */
+static size_t opts_eq(struct walk *w, struct ex_field *F, int64_t v)
+{
+	size_t before = F->n;
+	for (size_t i = 0; i < nversions(w->s, F->hist); i++)
+		if (version(w->s, F->hist, &F->f, i) == v)
+			add_opt(w, (int)i, -1);
+	return w->W->fld[w->W->nfld - 1].n - before;
 }
 
 static void differ(struct walk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void differ(struct walk *w, const char *fmt, ...)
 {
-	if (!w->e->explained)
+	if (!w->W->explained)
 		return;
-	w->e->explained = 0;
+	w->W->explained = 0;
 	va_list ap;
 	va_start(ap, fmt);
-	vsnprintf(w->e->diff, sizeof(w->e->diff), fmt, ap);
+	vsnprintf(w->W->diff, sizeof(w->W->diff), fmt, ap);
 	va_end(ap);
 }
 
 /* ------------------------------------------------------------------ */
 /* Descriptions */
 
-void explain_field_path(const struct sim *s, const struct sim_field *f, int k, char *buf, size_t n)
+void explain_sim_path(const struct sim *s, const struct sim_field *f, int k, char *buf, size_t n)
 {
 	if (f->kind == SF_ENTRY) {
 		char *p = sim_entry_path_at(s, f->ino, f->key, k);
@@ -133,11 +128,9 @@ void explain_field_path(const struct sim *s, const struct sim_field *f, int k, c
 	char *p = sim_path_at(s, f->ino, k);
 	if (!p)
 		p = sim_path_at(s, f->ino, 1 << 30);
-	if (!p) {
-		/* never named at k or at the end: any time it had a name */
-		for (size_t i = 0; i < s->nch && !p; i++)
-			p = sim_path_at(s, f->ino, s->ch[i].op);
-	}
+	/* never named at k or at the end: any time it had a name */
+	for (size_t i = 0; i < s->nch && !p; i++)
+		p = sim_path_at(s, f->ino, s->ch[i].op);
 	const char *name = p ? p : "(an unnamed file)";
 	switch (f->kind) {
 	case SF_BLOCK:
@@ -153,6 +146,34 @@ void explain_field_path(const struct sim *s, const struct sim_field *f, int k, c
 	free(p);
 }
 
+void explain_field_path(const struct explain *e, const struct sim_field *f, int k, char *buf, size_t n)
+{
+	const struct sim *s = e->s;
+	int nd = -1;
+	if (e->node_of && f->ino >= 0 && (size_t)f->ino < s->nin)
+		nd = e->node_of[f->ino];
+	if (f->kind == SF_ENTRY && (nd >= 0 || f->ino == SIM_ROOT)) {
+		size_t l;
+		const char *nm = sim_str(s, f->key, &l);
+		if (f->ino == SIM_ROOT)
+			snprintf(buf, n, "%.*s", (int)l, nm);
+		else
+			snprintf(buf, n, "%s/%.*s", e->nodes[nd].path, (int)l, nm);
+		return;
+	}
+	if (f->kind == SF_ENTRY || nd < 0) {
+		explain_sim_path(s, f, k, buf, n);
+		return;
+	}
+	const char *name = e->nodes[nd].path;
+	if (f->kind == SF_BLOCK)
+		snprintf(buf, n, "%s block %" PRId64, name, f->key);
+	else if (f->kind == SF_XATTR)
+		snprintf(buf, n, "%s xattr %s", name, sim_str(s, f->key, NULL));
+	else
+		snprintf(buf, n, "%s", name);
+}
+
 static const char *who_made(const struct sim *s, int ino, char *buf, size_t n)
 {
 	const struct sim_inode *in = &s->in[ino];
@@ -162,6 +183,18 @@ static const char *who_made(const struct sim *s, int ino, char *buf, size_t n)
 	else
 		snprintf(buf, n, "the %s from the setup", what);
 	return buf;
+}
+
+/* Short printable text at the start of a block followed only by zeros, or 0. */
+static size_t short_text(const unsigned char *b, size_t len)
+{
+	size_t l = 0;
+	while (l < 40 && l < len && b[l] >= 0x20 && b[l] < 0x7f)
+		l++;
+	size_t z = l;
+	while (z < len && !b[z])
+		z++;
+	return l && z == len ? l : 0;
 }
 
 void explain_value_desc(const struct sim *s, const struct sim_field *f, int64_t v, char *buf, size_t n)
@@ -183,24 +216,16 @@ void explain_value_desc(const struct sim *s, const struct sim_field *f, int64_t 
 	case SF_BLOCK: {
 		char tok[24];
 		sim_block_token(s, v, (uint64_t)f->key * TREE_BLOCK, TREE_BLOCK, tok);
+		const unsigned char *b = sim_block(s, v);
+		size_t l;
 		if (tok[0] == 'z')
 			snprintf(buf, n, "zeros");
 		else if (tok[0] == 'p')
 			snprintf(buf, n, "op %s's data", tok + 1);
-		else {
-			/* short text: show it */
-			const unsigned char *b = sim_block(s, v);
-			size_t l = 0;
-			while (l < 40 && b[l] >= 0x20 && b[l] < 0x7f)
-				l++;
-			size_t z = l;
-			while (z < TREE_BLOCK && !b[z])
-				z++;
-			if (l && z == TREE_BLOCK)
-				snprintf(buf, n, "\"%.*s\"", (int)l, (const char *)b);
-			else
-				snprintf(buf, n, "bytes %s", tok);
-		}
+		else if ((l = short_text(b, TREE_BLOCK)))
+			snprintf(buf, n, "\"%.*s\"", (int)l, (const char *)b);
+		else
+			snprintf(buf, n, "bytes %s", tok);
 		return;
 	}
 	case SF_XATTR:
@@ -216,33 +241,39 @@ void explain_value_desc(const struct sim *s, const struct sim_field *f, int64_t 
 	snprintf(buf, n, "?");
 }
 
+int explain_entry_shown(const struct explain *e, size_t w, int dir, int64_t name)
+{
+	const struct ex_world *W = &e->w[w];
+	if (dir != SIM_ROOT && W->node_of[dir] < 0)
+		return -2;
+	size_t l;
+	const char *nm = sim_str(e->s, name, &l);
+	const char *dp = dir == SIM_ROOT ? "" : e->nodes[W->node_of[dir]].path;
+	char *path = *dp ? xasprintf("%s/%.*s", dp, (int)l, nm) : xasprintf("%.*s", (int)l, nm);
+	int r = SIM_ABSENT;
+	for (size_t i = 0; i < e->n; i++)
+		if (!strcmp(e->nodes[i].path, path)) {
+			r = W->sim_of[i] >= 0 ? W->sim_of[i] : -3;
+			break;
+		}
+	free(path);
+	return r;
+}
+
 void explain_observed_desc(const struct explain *e, const struct sim_field *f, char *buf, size_t n)
 {
 	const struct sim *s = e->s;
 	if (f->kind == SF_ENTRY) {
-		int nd = e->node_of[f->ino];
-		if (f->ino != SIM_ROOT && nd < 0) {
+		int r = explain_entry_shown(e, e->primary, f->ino, f->key);
+		char tmp[96];
+		if (r == -2)
 			snprintf(buf, n, "(not visible: its directory is missing)");
-			return;
-		}
-		/* find the node at that path */
-		size_t l;
-		const char *nm = sim_str(s, f->key, &l);
-		const char *dp = f->ino == SIM_ROOT ? "" : e->nodes[nd].path;
-		char *path = *dp ? xasprintf("%s/%.*s", dp, (int)l, nm) : xasprintf("%.*s", (int)l, nm);
-		for (size_t i = 0; i < e->n; i++) {
-			if (strcmp(e->nodes[i].path, path))
-				continue;
-			char tmp[96];
-			if (e->sim_of[i] >= 0)
-				snprintf(buf, n, "names %s", who_made(s, e->sim_of[i], tmp, sizeof(tmp)));
-			else
-				snprintf(buf, n, "names an unknown inode %" PRIu64, e->nodes[i].ino);
-			free(path);
-			return;
-		}
-		free(path);
-		snprintf(buf, n, "absent");
+		else if (r == -3)
+			snprintf(buf, n, "names an inode no op made");
+		else if (r == SIM_ABSENT)
+			snprintf(buf, n, "absent");
+		else
+			snprintf(buf, n, "names %s", who_made(s, r, tmp, sizeof(tmp)));
 		return;
 	}
 	int nd = e->node_of[f->ino];
@@ -270,12 +301,13 @@ void explain_observed_desc(const struct explain *e, const struct sim_field *f, c
 				b++;
 		}
 		size_t l = b ? strcspn(b, ",") : 0;
+		size_t tl;
 		if (l == 1 && b[0] == 'z')
 			snprintf(buf, n, "zeros");
 		else if (l && b[0] == 'p')
 			snprintf(buf, n, "op %.*s's data", (int)(l - 1), b + 1);
-		else if (t->content && t->content_len <= 60 && f->key == 0)
-			snprintf(buf, n, "\"%.*s\"", (int)t->content_len, (const char *)t->content);
+		else if (t->content && f->key == 0 && (tl = short_text(t->content, t->content_len)))
+			snprintf(buf, n, "\"%.*s\"", (int)tl, (const char *)t->content);
 		else
 			snprintf(buf, n, "bytes %.*s", (int)l, b ? b : "");
 		return;
@@ -296,8 +328,13 @@ void explain_observed_desc(const struct explain *e, const struct sim_field *f, c
 	}
 }
 
+static void expected_desc(struct walk *w, const struct sim_field *f, char *buf, size_t n)
+{
+	explain_value_desc(w->s, f, sim_value_at(w->s, f, w->last), buf, n);
+}
+
 /* ------------------------------------------------------------------ */
-/* Attribution */
+/* Options of data fields */
 
 static const char *block_token_at(const struct tree_node *t, uint64_t b, size_t *len)
 {
@@ -314,65 +351,58 @@ static const char *block_token_at(const struct tree_node *t, uint64_t b, size_t 
 	return p;
 }
 
-/* Latest version of f whose value satisfies eq(); -1 when none. */
-typedef int (*eq_fn)(struct walk *w, const struct sim_field *f, int64_t v, const void *obs);
-
-static int latest_match(struct walk *w, const struct sim_field *f, eq_fn eq, const void *obs)
+static int token_is(const struct sim *s, int64_t id, uint64_t off, size_t len, const char *tok, size_t toklen)
 {
-	for (size_t i = nversions(w->s, f); i-- > 0;)
-		if (eq(w, f, version(w->s, f, i), obs))
-			return (int)i;
-	return -1;
+	char t[24];
+	sim_block_token(s, id, off, len, t);
+	return strlen(t) == toklen && !memcmp(t, tok, toklen);
 }
 
-static int eq_int(struct walk *w, const struct sim_field *f, int64_t v, const void *obs)
+/* Block options: exact versions, then pairs a < b whose sector-wise mix is
+ * the observed block (b written in part over a). */
+static void opts_block(struct walk *w, struct ex_field *F, const char *tok, size_t toklen, size_t len)
 {
-	return v == *(const int64_t *)obs;
-}
-
-struct blk_obs {
-	const char *tok;
-	size_t toklen;
-	size_t len;  /* bytes of the block inside the observed size */
-};
-
-static int eq_block(struct walk *w, const struct sim_field *f, int64_t v, const void *obs)
-{
-	const struct blk_obs *o = obs;
-	char tok[24];
-	sim_block_token(w->s, v, (uint64_t)f->key * TREE_BLOCK, o->len, tok);
-	return strlen(tok) == o->toklen && !memcmp(tok, o->tok, o->toklen);
-}
-
-/* A block that is two versions mixed sector by sector (a torn write)? */
-static int torn_mix(struct walk *w, const struct sim_field *f, const struct blk_obs *o)
-{
-	size_t nv = nversions(w->s, f);
-	if (o->toklen < 2 || o->tok[0] != 'h' || nv < 2 || nv > 8)
-		return 0;
+	const struct sim *s = w->s;
+	uint64_t off = (uint64_t)F->f.key * TREE_BLOCK;
+	size_t nv = nversions(s, F->hist);
+	for (size_t i = 0; i < nv; i++)
+		if (token_is(s, version(s, F->hist, &F->f, i), off, len, tok, toklen))
+			add_opt(w, (int)i, -1);
+	if (w->W->fld[w->W->nfld - 1].n || toklen < 2 || tok[0] != 'h' || nv < 2 || nv > 8)
+		return;
 	unsigned char mix[TREE_BLOCK];
-	char tok[24];
+	char t[24];
 	for (size_t a = 0; a < nv; a++)
-		for (size_t b = 0; b < nv; b++) {
-			if (a == b)
-				continue;
-			const unsigned char *A = sim_block(w->s, version(w->s, f, a));
-			const unsigned char *B = sim_block(w->s, version(w->s, f, b));
+		for (size_t b = a + 1; b < nv; b++) {
+			const unsigned char *A = sim_block(s, version(s, F->hist, &F->f, a));
+			const unsigned char *B = sim_block(s, version(s, F->hist, &F->f, b));
 			for (unsigned m = 1; m < 255; m++) {
 				for (int sct = 0; sct < 8; sct++)
 					memcpy(mix + sct * 512, (m >> sct) & 1 ? B + sct * 512 : A + sct * 512, 512);
-				tree_block_token(mix, o->len, (uint64_t)f->key * TREE_BLOCK, tok);
-				if (strlen(tok) == o->toklen && !memcmp(tok, o->tok, o->toklen))
-					return 1;
+				tree_block_token(mix, len, off, t);
+				if (strlen(t) == toklen && !memcmp(t, tok, toklen)) {
+					add_opt(w, (int)a, (int)b);
+					break;
+				}
 			}
 		}
-	return 0;
 }
 
-static void expected_desc(struct walk *w, const struct sim_field *f, char *buf, size_t n)
+/* Size options: exact versions, and a growing data write seen in part (the
+ * size before it plus whole 4 KiB steps: what ext4 writes back as i_disksize). */
+static void opts_size(struct walk *w, struct ex_field *F, uint64_t size)
 {
-	explain_value_desc(w->s, f, sim_value_at(w->s, f, w->last), buf, n);
+	const struct sim *s = w->s;
+	opts_eq(w, F, (int64_t)size);
+	for (size_t i = 1; F->hist != NO_INDEX && i < nversions(s, F->hist); i++) {
+		const struct sim_change *c = &s->ch[s->hist[F->hist].idx[i - 1]];
+		if (c->data && (uint64_t)c->old < size && size < (uint64_t)c->val && size % TREE_BLOCK == 0)
+			add_opt(w, (int)i - 1, (int)i);
+	}
 }
+
+/* ------------------------------------------------------------------ */
+/* Attribution */
 
 static int find_node(struct walk *w, const char *path)
 {
@@ -396,6 +426,125 @@ static int cmp_order(const void *a, const void *b)
 	return strcmp(cmp_nodes_base[*(const size_t *)a].path, cmp_nodes_base[*(const size_t *)b].path);
 }
 
+struct unknown_xattr {
+	struct walk *w;
+	const struct sim_inode *in;
+	const struct tree_node *t;
+	int report, bad;
+};
+
+static void unknown_xattr(void *ctx, const struct sbuf *name, const struct sbuf *value)
+{
+	struct unknown_xattr *u = ctx;
+	int64_t id = sim_str_find(u->w->s, name->buf, name->len);
+	int known = 0;
+	for (size_t i = 0; id >= 0 && i < u->in->nallx; i++)
+		known |= u->in->allx[i] == id;
+	if (!known) {
+		u->bad = 1;
+		if (u->report)
+			differ(u->w, "'%s' has xattr %s, which no op ever set", u->t->path, name->buf);
+	}
+	(void)value;
+}
+
+/* The fields of inode ino as node nd shows them (not its directory entries).
+ * report: name the first difference. Returns 1 when every field has an option. */
+static int attribute_inode(struct walk *w, int ino, int nd, int report)
+{
+	const struct sim *s = w->s;
+	const struct sim_inode *in = &s->in[ino];
+	const struct tree_node *t = &w->e->nodes[nd];
+	char exp[160], got[160];
+	int ok = 1;
+	if (in->type != 'l') {
+		struct sim_field f = { SF_MODE, ino, 0 };
+		struct ex_field *F = begin_field(w, &f);
+		if (!opts_eq(w, F, t->mode)) {
+			ok = 0;
+			if (report) {
+				expected_desc(w, &f, exp, sizeof(exp));
+				differ(w, "'%s' has mode %04" PRIo32 ", which no op ever gave it (expected: %s)", t->path,
+				       t->mode, exp);
+			}
+		}
+	} else if (!in->target || !t->target || strcmp(in->target, t->target)) {
+		ok = 0;
+		if (report)
+			differ(w, "symlink '%s' points to '%s' (expected: '%s')", t->path, t->target ? t->target : "",
+			       in->target ? in->target : "");
+	}
+	if (in->type == 'f') {
+		struct sim_field f = { SF_SIZE, ino, 0 };
+		struct ex_field *F = begin_field(w, &f);
+		opts_size(w, F, t->size);
+		F = &w->W->fld[w->W->nfld - 1];
+		if (!F->n) {
+			ok = 0;
+			if (report) {
+				expected_desc(w, &f, exp, sizeof(exp));
+				differ(w, "'%s' has size %" PRIu64 ", which no op ever gave it (expected: %s)", t->path,
+				       t->size, exp);
+			}
+		}
+		uint64_t nb = (t->size + TREE_BLOCK - 1) / TREE_BLOCK;
+		for (uint64_t b = 0; b < nb; b++) {
+			struct sim_field bf = { SF_BLOCK, ino, (int64_t)b };
+			size_t toklen;
+			const char *tok = block_token_at(t, b, &toklen);
+			size_t len = t->size - b * TREE_BLOCK < TREE_BLOCK ? (size_t)(t->size - b * TREE_BLOCK) : TREE_BLOCK;
+			F = begin_field(w, &bf);
+			opts_block(w, F, tok, toklen, len);
+			F = &w->W->fld[w->W->nfld - 1];
+			if (!F->n) {
+				ok = 0;
+				if (report) {
+					expected_desc(w, &bf, exp, sizeof(exp));
+					explain_observed_desc(w->e, &bf, got, sizeof(got));
+					differ(w, "'%s' block %" PRIu64 " holds %s, which no op ever wrote there (expected: %s)",
+					       t->path, b, got, exp);
+				}
+			}
+		}
+	}
+	/* xattrs: every name it ever had, and every name the state shows */
+	for (size_t i = 0; i < in->nallx; i++) {
+		struct sim_field f = { SF_XATTR, ino, in->allx[i] };
+		unsigned char *v = NULL;
+		size_t l = 0;
+		int r = tree_xattr_get(t->xattrs, sim_str(s, f.key, NULL), &v, &l);
+		int64_t id = r == 1 ? sim_str_find(s, (const char *)v, l) : SIM_ABSENT;
+		free(v);
+		struct ex_field *F = begin_field(w, &f);
+		if ((r == 1 && id < 0) || !opts_eq(w, F, id)) {
+			ok = 0;
+			if (report) {
+				expected_desc(w, &f, exp, sizeof(exp));
+				explain_observed_desc(w->e, &f, got, sizeof(got));
+				differ(w, "'%s' xattr %s is %s, which no op ever set (expected: %s)", t->path,
+				       sim_str(s, f.key, NULL), got, exp);
+			}
+		}
+	}
+	struct unknown_xattr ux = { w, in, t, report, 0 };
+	tree_xattrs_each(t->xattrs, unknown_xattr, &ux);
+	return ok && !ux.bad;
+}
+
+/* An ambiguous match with `arity` consistent candidates: which one this world takes. */
+static int choose(struct walk *w, int arity)
+{
+	size_t i = w->point++;
+	if (i == w->nchoice) {
+		ALLOC_GROW(w->choice, i + 1, w->choice_cap);
+		ALLOC_GROW(w->arity, i + 1, w->arity_cap);
+		w->choice[i] = 0;
+		w->nchoice++;
+	}
+	w->arity[i] = arity;
+	return w->choice[i] < arity ? w->choice[i] : 0;
+}
+
 static int content_score(const struct sim *s, int ino, const struct tree_node *t)
 {
 	const struct sim_inode *in = &s->in[ino];
@@ -409,327 +558,302 @@ static int content_score(const struct sim *s, int ino, const struct tree_node *t
 	return sc;
 }
 
-/* Which simulator inode, of those the name ever named, is node t? */
-static int match_inode(struct walk *w, const struct sim_field *f, const struct tree_node *t, int *pos)
+/* Is a trial attribution of ino to node nd consistent? Leaves no trace. */
+static int consistent(struct walk *w, int ino, int nd)
+{
+	struct ex_world *W = w->W;
+	size_t nfld = W->nfld, nopt = W->nopt;
+	int ok = attribute_inode(w, ino, nd, 0);
+	W->nfld = nfld;
+	W->nopt = nopt;
+	return ok;
+}
+
+/* Which simulator inode, of those entry f ever named, is node nd? -1 when none can be. */
+static int match_inode(struct walk *w, const struct sim_field *f, int nd)
 {
 	const struct sim *s = w->s;
-	int best = -1, best_strong = 0, best_score = -1;
-	size_t nv = nversions(s, f);
-	for (size_t i = 0; i < nv; i++) {
-		int64_t v = version(s, f, i);
-		if (v == SIM_ABSENT)
+	const struct tree_node *t = &w->e->nodes[nd];
+	size_t h = hist_of(s, f);
+	int cand[64], nc = 0, strong = 0;
+	for (size_t i = 0; i < nversions(s, h) && nc < 64; i++) {
+		int64_t v = version(s, h, f, i);
+		if (v == SIM_ABSENT || s->in[v].type != t->type)
+			continue;
+		int dup = 0;
+		for (int k = 0; k < nc; k++)
+			dup |= cand[k] == v;
+		if (dup)
 			continue;
 		const struct sim_inode *in = &s->in[v];
-		if (in->type != t->type)
-			continue;
-		int strong = in->ino && in->ino == t->ino;
-		if (in->ino && !strong)
+		int is_strong = in->ino && in->ino == t->ino;
+		if (in->ino && !is_strong)
 			continue; /* a different file, even if it has the same bytes */
-		int sc = content_score(s, (int)v, t);
-		if (strong > best_strong || (strong == best_strong && sc >= best_score)) {
-			best = (int)v;
-			best_strong = strong;
+		/* already shown by a node with another inode number: not this one */
+		if (w->W->node_of[v] >= 0 && w->e->nodes[w->W->node_of[v]].ino != t->ino)
+			continue;
+		if (is_strong && !strong) {
+			nc = 0;
+			strong = 1;
+		}
+		if (is_strong == strong)
+			cand[nc++] = (int)v;
+	}
+	if (nc <= 1)
+		return nc ? cand[0] : -1;
+	int ok[64], nok = 0;
+	for (int k = 0; k < nc; k++)
+		if (w->W->node_of[cand[k]] >= 0 || consistent(w, cand[k], nd))
+			ok[nok++] = cand[k];
+	if (nok == 1)
+		return ok[0];
+	if (nok > 1)
+		return ok[choose(w, nok)];
+	int best = cand[0], best_score = -1;
+	for (int k = 0; k < nc; k++) {
+		int sc = content_score(s, cand[k], t);
+		if (sc >= best_score) {
+			best = cand[k];
 			best_score = sc;
 		}
 	}
-	if (best < 0)
-		return -1;
-	int64_t b = best;
-	*pos = latest_match(w, f, eq_int, &b);
 	return best;
 }
 
-static void attribute_inode(struct walk *w, int ino, int nd);
+static const char *type_word(char type)
+{
+	return type == 'd' ? "directory" : type == 'l' ? "symlink" : "file";
+}
 
-static void visit_dir(struct walk *w, int dir, const char *dpath)
+static void visit_dir(struct walk *w, int dir, const char *dpath, int depth)
 {
 	const struct sim *s = w->s;
-	const struct sim_inode *d = &s->in[dir];
-	for (size_t i = 0; i < d->nall; i++) {
-		struct sim_field f = { SF_ENTRY, dir, d->allnames[i] };
-		size_t l;
-		const char *nm = sim_str(s, f.key, &l);
-		char *path = *dpath ? xasprintf("%s/%.*s", dpath, (int)l, nm) : xasprintf("%.*s", (int)l, nm);
-		int nd = find_node(w, path);
-		if (nd < 0) {
-			int64_t absent = SIM_ABSENT;
-			int pos = latest_match(w, &f, eq_int, &absent);
-			set_pos(w, &f, pos >= 0 ? pos : POS_NONE);
-			if (pos < 0) {
-				char exp[128];
-				expected_desc(w, &f, exp, sizeof(exp));
-				differ(w, "'%s' is missing, but no op ever removed it (expected: %s; found: absent)", path,
-				       exp);
-			}
-		} else {
-			int pos = -1;
-			int ino = match_inode(w, &f, &w->e->nodes[nd], &pos);
-			if (ino < 0) {
-				char exp[128];
-				expected_desc(w, &f, exp, sizeof(exp));
-				differ(w, "'%s' is a %s with inode number %" PRIu64 " that no op ever put there (expected: %s)",
-				       path, w->e->nodes[nd].type == 'd' ? "directory" : w->e->nodes[nd].type == 'l' ? "symlink" : "file",
-				       w->e->nodes[nd].ino, exp);
-				set_pos(w, &f, POS_NONE);
-			} else {
-				set_pos(w, &f, pos);
-				w->e->sim_of[nd] = ino;
-				if (w->e->node_of[ino] < 0) {
-					w->e->node_of[ino] = nd;
-					attribute_inode(w, ino, nd);
-					if (s->in[ino].type == 'd')
-						visit_dir(w, ino, path);
-				} else if (w->e->nodes[w->e->node_of[ino]].ino != w->e->nodes[nd].ino) {
-					differ(w, "'%s' and '%s' are two different inodes in the state, but the same file in "
-						  "the workload", w->e->nodes[w->e->node_of[ino]].path, path);
-				}
-			}
-		}
-		free(path);
-	}
-}
-
-/* Is size an intermediate of one growing data write (a multiple of 4 KiB
- * between the size before and after it)? */
-static int partial_size(struct walk *w, const struct sim_field *f, uint64_t size)
-{
-	const struct sim_hist *h = sim_history(w->s, f);
-	for (size_t i = 0; h && i < h->n; i++) {
-		const struct sim_change *c = &w->s->ch[h->idx[i]];
-		if (c->data && (uint64_t)c->old < size && size < (uint64_t)c->val && size % TREE_BLOCK == 0)
-			return 1;
-	}
-	return 0;
-}
-
-struct unknown_xattr {
-	struct walk *w;
-	const struct sim_inode *in;
-	const struct tree_node *t;
-};
-
-static void unknown_xattr(void *ctx, const struct sbuf *name, const struct sbuf *value)
-{
-	struct unknown_xattr *u = ctx;
-	int64_t id = sim_str_find(u->w->s, name->buf, name->len);
-	int known = 0;
-	for (size_t i = 0; id >= 0 && i < u->in->nallx; i++)
-		known |= u->in->allx[i] == id;
-	if (!known)
-		differ(u->w, "'%s' has xattr %s, which no op ever set", u->t->path, name->buf);
-	(void)value;
-}
-
-static void attribute_inode(struct walk *w, int ino, int nd)
-{
-	const struct sim *s = w->s;
-	const struct sim_inode *in = &s->in[ino];
-	const struct tree_node *t = &w->e->nodes[nd];
-	char exp[160], got[160];
-	if (in->type != 'l') {
-		struct sim_field f = { SF_MODE, ino, 0 };
-		int64_t m = t->mode;
-		int pos = latest_match(w, &f, eq_int, &m);
-		set_pos(w, &f, pos >= 0 ? pos : POS_NONE);
-		if (pos < 0) {
-			expected_desc(w, &f, exp, sizeof(exp));
-			differ(w, "'%s' has mode %04" PRIo32 ", which no op ever gave it (expected: %s)", t->path, t->mode,
-			       exp);
-		}
-	} else if (!in->target || !t->target || strcmp(in->target, t->target)) {
-		differ(w, "symlink '%s' points to '%s' (expected: '%s')", t->path, t->target ? t->target : "",
-		       in->target ? in->target : "");
-	}
-	if (in->type == 'f') {
-		struct sim_field f = { SF_SIZE, ino, 0 };
-		int64_t sz = (int64_t)t->size;
-		int pos = latest_match(w, &f, eq_int, &sz);
-		if (pos < 0 && partial_size(w, &f, t->size)) {
-			/* a growing write whose first blocks reached the disk with the size
-			 * written back so far (ext4's i_disksize): the write persisted partly */
-			set_pos(w, &f, POS_TORN);
-			w->e->ntorn++;
-			pos = POS_TORN;
-		}
-		if (pos != POS_TORN)
-			set_pos(w, &f, pos >= 0 ? pos : POS_NONE);
-		if (pos == -1) {
-			expected_desc(w, &f, exp, sizeof(exp));
-			differ(w, "'%s' has size %" PRIu64 ", which no op ever gave it (expected: %s)", t->path, t->size,
-			       exp);
-		}
-		uint64_t nb = (t->size + TREE_BLOCK - 1) / TREE_BLOCK;
-		for (uint64_t b = 0; b < nb; b++) {
-			struct sim_field bf = { SF_BLOCK, ino, (int64_t)b };
-			struct blk_obs o;
-			o.tok = block_token_at(t, b, &o.toklen);
-			o.len = t->size - b * TREE_BLOCK < TREE_BLOCK ? (size_t)(t->size - b * TREE_BLOCK) : TREE_BLOCK;
-			int bp = latest_match(w, &bf, eq_block, &o);
-			if (bp < 0 && torn_mix(w, &bf, &o)) {
-				set_pos(w, &bf, POS_TORN);
-				w->e->ntorn++;
-				continue;
-			}
-			set_pos(w, &bf, bp >= 0 ? bp : POS_NONE);
-			if (bp < 0) {
-				expected_desc(w, &bf, exp, sizeof(exp));
-				explain_observed_desc(w->e, &bf, got, sizeof(got));
-				differ(w, "'%s' block %" PRIu64 " holds %s, which no op ever wrote there (expected: %s)",
-				       t->path, b, got, exp);
-			}
-		}
-	}
-	/* xattrs: every name it ever had, and every name the state shows */
-	for (size_t i = 0; i < in->nallx; i++) {
-		struct sim_field f = { SF_XATTR, ino, in->allx[i] };
-		unsigned char *v = NULL;
-		size_t l = 0;
-		int r = tree_xattr_get(t->xattrs, sim_str(s, f.key, NULL), &v, &l);
-		int64_t id = r == 1 ? sim_str_find(s, (const char *)v, l) : SIM_ABSENT;
-		free(v);
-		int pos = (r == 1 && id < 0) ? -1 : latest_match(w, &f, eq_int, &id);
-		set_pos(w, &f, pos >= 0 ? pos : POS_NONE);
-		if (pos < 0) {
-			expected_desc(w, &f, exp, sizeof(exp));
-			explain_observed_desc(w->e, &f, got, sizeof(got));
-			differ(w, "'%s' xattr %s is %s, which no op ever set (expected: %s)", t->path,
-			       sim_str(s, f.key, NULL), got, exp);
-		}
-	}
-	/* a name the workload never set */
-	struct unknown_xattr ux = { w, in, t };
-	tree_xattrs_each(t->xattrs, unknown_xattr, &ux);
-}
-
-/* ------------------------------------------------------------------ */
-/* Confirmation: walk S0 + P and compare with the observed tree */
-
-static void confirm_dir(struct walk *w, int dir, const char *dpath, char *seen, int depth)
-{
-	const struct sim *s = w->s;
+	struct ex_world *W = w->W;
 	const struct sim_inode *d = &s->in[dir];
 	if (depth > 64)
 		return;
 	for (size_t i = 0; i < d->nall; i++) {
 		struct sim_field f = { SF_ENTRY, dir, d->allnames[i] };
-		int64_t child = chosen(w, &f);
-		if (child == SIM_ABSENT)
-			continue;
 		size_t l;
 		const char *nm = sim_str(s, f.key, &l);
 		char *path = *dpath ? xasprintf("%s/%.*s", dpath, (int)l, nm) : xasprintf("%.*s", (int)l, nm);
 		int nd = find_node(w, path);
+		char exp[128];
 		if (nd < 0) {
-			differ(w, "re-simulating the explanation gives '%s', which the state does not have", path);
+			struct ex_field *F = begin_field(w, &f);
+			if (!opts_eq(w, F, SIM_ABSENT)) {
+				expected_desc(w, &f, exp, sizeof(exp));
+				differ(w, "'%s' is missing, but no op ever removed it (expected: %s; found: absent)", path,
+				       exp);
+			}
 			free(path);
 			continue;
 		}
-		seen[nd] = 1;
 		const struct tree_node *t = &w->e->nodes[nd];
-		const struct sim_inode *in = &s->in[child];
-		if (in->type != t->type)
-			differ(w, "'%s' is of type %c, the re-simulation gives %c", path, t->type, in->type);
-		if (in->type == 'f') {
-			/* nlink: every name of it in S0 + P */
-			uint32_t links = 0;
-			for (size_t dd = 0; dd < s->nin; dd++)
-				if (s->in[dd].type == 'd')
-					for (size_t k = 0; k < s->in[dd].nall; k++) {
-						struct sim_field ef = { SF_ENTRY, (int)dd, s->in[dd].allnames[k] };
-						if (chosen(w, &ef) == child)
-							links++;
-					}
-			if (links != t->nlink)
-				differ(w, "'%s' has %" PRIu32 " link%s, the re-simulation gives %" PRIu32, path, t->nlink,
-				       t->nlink == 1 ? "" : "s", links);
-			struct sim_field sf = { SF_SIZE, (int)child, 0 };
-			struct pos *sp = pos_slot(w, &sf, 0);
-			if (!(sp && sp->pos == POS_TORN) && (uint64_t)chosen(w, &sf) != t->size)
-				differ(w, "'%s' has size %" PRIu64 ", the re-simulation gives %" PRId64, path, t->size,
-				       chosen(w, &sf));
+		int ino = match_inode(w, &f, nd);
+		struct ex_field *F = begin_field(w, &f);
+		if (ino < 0) {
+			expected_desc(w, &f, exp, sizeof(exp));
+			differ(w, "'%s' is a %s with inode number %" PRIu64 " that no op ever put there (expected: %s)",
+			       path, type_word(t->type), t->ino, exp);
+			free(path);
+			continue;
 		}
-		if (in->type != 'l') {
-			struct sim_field mf = { SF_MODE, (int)child, 0 };
-			if ((uint32_t)chosen(w, &mf) != t->mode)
-				differ(w, "'%s' has mode %04" PRIo32 ", the re-simulation gives %04" PRIo64, path, t->mode,
-				       chosen(w, &mf));
+		opts_eq(w, F, ino);
+		W->sim_of[nd] = ino;
+		int seen = W->node_of[ino];
+		if (seen < 0) {
+			W->node_of[ino] = nd;
+			attribute_inode(w, ino, nd, 1);
+			if (s->in[ino].type == 'd')
+				visit_dir(w, ino, path, depth + 1);
+		} else if (w->e->nodes[seen].ino != t->ino) {
+			differ(w, "'%s' and '%s' are two different inodes in the state, but the same file in the workload",
+			       w->e->nodes[seen].path, path);
+		} else if (s->in[ino].type == 'd' && W->dir_twice < 0) {
+			W->dir_twice = ino;
+			W->dir_twice_node[0] = seen;
+			W->dir_twice_node[1] = nd;
 		}
-		if (in->type == 'd' && w->e->node_of[child] == nd)
-			confirm_dir(w, (int)child, path, seen, depth + 1);
 		free(path);
 	}
 }
 
-/* ------------------------------------------------------------------ */
-
-void explain_state(struct explain *e, const struct sim *s, const struct tree_node *nodes, size_t n,
-		   int last_completed)
+/* Nodes no name leads to, and link counts the names do not add up to. */
+static void check_tree(struct walk *w)
 {
-	memset(e, 0, sizeof(*e));
-	e->s = s;
-	e->nodes = nodes;
-	e->n = n;
-	e->explained = 1;
-	e->st = xcalloc(s->nch ? s->nch : 1, 1);
-	e->torn = xcalloc(s->nch ? s->nch : 1, 1);
-	e->node_of = xmalloc((s->nin ? s->nin : 1) * sizeof(int));
-	e->sim_of = xmalloc((n ? n : 1) * sizeof(int));
-	for (size_t i = 0; i < s->nin; i++)
-		e->node_of[i] = -1;
-	for (size_t i = 0; i < n; i++)
-		e->sim_of[i] = -1;
-
-	struct walk w = { .e = e, .s = s, .last = last_completed };
-	w.order = xmalloc((n ? n : 1) * sizeof(size_t));
-	for (size_t i = 0; i < n; i++)
-		w.order[i] = i;
-	cmp_nodes_base = nodes;
-	qsort(w.order, n, sizeof(size_t), cmp_order);
-
-	visit_dir(&w, SIM_ROOT, "");
-	/* nodes no name of the workload leads to */
-	for (size_t k = 0; k < n; k++) {
-		size_t i = w.order[k];
-		if (e->sim_of[i] >= 0)
+	struct explain *e = w->e;
+	struct ex_world *W = w->W;
+	for (size_t k = 0; k < e->n; k++) {
+		size_t i = w->order[k];
+		if (W->sim_of[i] >= 0)
 			continue;
-		const char *slash = strrchr(nodes[i].path, '/');
+		const char *slash = strrchr(e->nodes[i].path, '/');
 		int parent_ok = 1;
 		if (slash) {
-			char *pp = xasprintf("%.*s", (int)(slash - nodes[i].path), nodes[i].path);
-			int pn = find_node(&w, pp);
-			parent_ok = pn >= 0 && e->sim_of[pn] >= 0;
+			char *pp = xasprintf("%.*s", (int)(slash - e->nodes[i].path), e->nodes[i].path);
+			int pn = find_node(w, pp);
+			parent_ok = pn >= 0 && W->sim_of[pn] >= 0;
 			free(pp);
 		}
 		if (parent_ok)
-			differ(&w, "'%s' is in the state, but no op of the workload ever created it", nodes[i].path);
+			differ(w, "'%s' is in the state, but no op of the workload ever created it", e->nodes[i].path);
 	}
-	/* confirm */
-	char *seen = xcalloc(n ? n : 1, 1);
-	confirm_dir(&w, SIM_ROOT, "", seen, 0);
-	for (size_t i = 0; i < n; i++)
-		if (!seen[i] && e->sim_of[i] >= 0)
-			differ(&w, "re-simulating the explanation does not give '%s'", nodes[i].path);
-	free(seen);
-
-	/* per change status */
-	for (size_t i = 0; i < w.npos; i++) {
-		const struct sim_hist *h = sim_history(s, &w.pos[i].f);
-		if (!h)
+	for (size_t i = 0; i < e->n; i++) {
+		int x = W->sim_of[i];
+		if (x < 0 || w->s->in[x].type != 'f')
 			continue;
-		int pos = w.pos[i].pos;
-		for (size_t k = 0; k < h->n; k++) {
-			size_t c = h->idx[k];
-			int vp = (int)k + 1;
-			if (pos == POS_UNSEEN)
-				e->st[c] = EX_UNOBSERVED;
-			else if (pos == POS_NONE || pos == POS_TORN) {
-				e->st[c] = EX_MISSING;
-				e->torn[c] = pos == POS_TORN;
-			} else
-				e->st[c] = pos == vp ? EX_IN : pos > vp ? EX_SUPERSEDED : EX_MISSING;
-		}
+		uint32_t links = 0;
+		for (size_t k = 0; k < e->n; k++)
+			links += W->sim_of[k] == x;
+		if (links != e->nodes[i].nlink)
+			differ(w, "'%s' has %" PRIu32 " link%s, but the state shows %" PRIu32 " name%s for it",
+			       e->nodes[i].path, e->nodes[i].nlink, e->nodes[i].nlink == 1 ? "" : "s", links,
+			       links == 1 ? "" : "s");
 	}
-	/* per op marks */
+}
+
+static void walk_world(struct walk *w)
+{
+	const struct sim *s = w->s;
+	struct explain *e = w->e;
+	struct ex_world *W = w->W;
+	memset(W, 0, sizeof(*W));
+	W->explained = 1;
+	W->dir_twice = -1;
+	W->node_of = xmalloc((s->nin ? s->nin : 1) * sizeof(int));
+	W->sim_of = xmalloc((e->n ? e->n : 1) * sizeof(int));
+	for (size_t i = 0; i < s->nin; i++)
+		W->node_of[i] = -1;
+	for (size_t i = 0; i < e->n; i++)
+		W->sim_of[i] = -1;
+	w->point = 0;
+	/* descriptions during the walk read this world */
+	e->node_of = W->node_of;
+	e->sim_of = W->sim_of;
+	e->primary = (size_t)(W - e->w);
+	visit_dir(w, SIM_ROOT, "", 0);
+	check_tree(w);
+	W->fld_of_hist = xmalloc((s->nhist ? s->nhist : 1) * sizeof(size_t));
+	for (size_t i = 0; i < s->nhist; i++)
+		W->fld_of_hist[i] = NO_INDEX;
+	for (size_t i = 0; i < W->nfld; i++) {
+		const struct ex_field *F = &W->fld[i];
+		if (F->hist != NO_INDEX)
+			W->fld_of_hist[F->hist] = i;
+		for (size_t k = 0; k < F->n; k++)
+			if (W->opt[F->first + k].partial >= 0) {
+				W->ntorn++;
+				break;
+			}
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Queries */
+
+static const struct ex_field *field_of_change(const struct explain *e, size_t w, size_t c)
+{
+	size_t fi = e->w[w].fld_of_hist[e->s->ch[c].hist];
+	return fi == NO_INDEX ? NULL : &e->w[w].fld[fi];
+}
+
+unsigned explain_change(const struct explain *e, size_t w, size_t c)
+{
+	const struct ex_field *F = field_of_change(e, w, c);
+	if (!F)
+		return 0;
+	const struct ex_opt *o = &e->w[w].opt[F->first];
+	int hp = e->s->ch[c].hpos;
+	unsigned r = EXC_SEEN;
+	int all = F->n > 0;
+	for (size_t k = 0; k < F->n; k++) {
+		if (o[k].pos >= hp)
+			r |= EXC_KEEP;
+		if (o[k].pos == hp)
+			r |= EXC_WHOLE;
+		else if (o[k].partial == hp)
+			r |= EXC_PART;
+		if (o[k].pos != hp && o[k].partial != hp)
+			all = 0;
+	}
+	return all ? r | EXC_SHOWN : r;
+}
+
+int explain_field_shows(const struct explain *e, size_t w, size_t hist, int (*pick)(void *ctx, size_t change),
+			void *ctx)
+{
+	size_t fi = e->w[w].fld_of_hist[hist];
+	if (fi == NO_INDEX)
+		return 0;
+	const struct ex_field *F = &e->w[w].fld[fi];
+	const size_t *idx = e->s->hist[hist].idx;
+	for (size_t k = 0; k < F->n; k++) {
+		const struct ex_opt *o = &e->w[w].opt[F->first + k];
+		if (!((o->pos >= 1 && pick(ctx, idx[o->pos - 1])) || (o->partial >= 1 && pick(ctx, idx[o->partial - 1]))))
+			return 0;
+	}
+	return F->n > 0;
+}
+
+int explain_judged(const struct explain *e, size_t w)
+{
+	return !e->explained || e->w[w].explained;
+}
+
+int explain_has_exact(const struct explain *e, size_t w, const struct sim_field *f, int pos)
+{
+	size_t h = hist_of(e->s, f);
+	if (h == NO_INDEX)
+		return 0;
+	size_t fi = e->w[w].fld_of_hist[h];
+	if (fi == NO_INDEX)
+		return 0;
+	const struct ex_field *F = &e->w[w].fld[fi];
+	for (size_t k = 0; k < F->n; k++)
+		if (e->w[w].opt[F->first + k].pos == pos && e->w[w].opt[F->first + k].partial < 0)
+			return 1;
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Marks: the simplest explanation, per op */
+
+enum piece {
+	P_UNSEEN,      /* its field is not seen */
+	P_SHOWN,       /* every explanation has it */
+	P_PART,        /* every explanation has it, some only in part */
+	P_OVERWRITTEN, /* every explanation overwrote it with a later piece */
+	P_EITHER,      /* some explanations have it, some not */
+	P_MISSING,     /* no explanation has it */
+	P_NKINDS
+};
+
+static enum piece classify(const struct explain *e, size_t w, size_t c)
+{
+	const struct ex_field *F = field_of_change(e, w, c);
+	if (!F)
+		return P_UNSEEN;
+	if (!F->n)
+		return P_MISSING;
+	int hp = e->s->ch[c].hpos, shown = 1, part = 1, over = 1, keep = 0;
+	for (size_t k = 0; k < F->n; k++) {
+		const struct ex_opt *o = &e->w[w].opt[F->first + k];
+		shown &= o->pos == hp || o->partial == hp;
+		part &= o->partial == hp && o->pos != hp;
+		over &= o->pos > hp;
+		keep |= o->pos >= hp || o->partial == hp;
+	}
+	if (shown)
+		return part ? P_PART : P_SHOWN;
+	if (over)
+		return P_OVERWRITTEN;
+	return keep ? P_EITHER : P_MISSING;
+}
+
+static void set_marks(struct explain *e)
+{
+	const struct sim *s = e->s;
 	e->marks = xmalloc(s->w->n + 1);
 	for (size_t i = 0; i < s->w->n; i++) {
 		const struct sim_op *so = &s->ops[i];
@@ -741,36 +865,108 @@ void explain_state(struct explain *e, const struct sim *s, const struct tree_nod
 		else if (!so->n)
 			m = EX_MARK_NOEFFECT;
 		else {
-			size_t in = 0, sup = 0, miss = 0, torn = 0;
-			for (size_t k = so->first; k < so->first + so->n; k++) {
-				in += e->st[k] == EX_IN;
-				sup += e->st[k] == EX_SUPERSEDED;
-				miss += e->st[k] == EX_MISSING;
-				torn += e->torn[k];
-			}
-			if (!in && !sup && !miss)
-				m = EX_MARK_UNSEEN;
-			else if (!miss)
-				m = in ? EX_MARK_PERSISTED : EX_MARK_SUPERSEDED;
-			else if (in || sup || torn)
+			size_t cnt[P_NKINDS] = { 0 };
+			for (size_t k = so->first; k < so->first + so->n; k++)
+				cnt[classify(e, e->primary, k)]++;
+			/* the simplest explanation: a piece only some explanations
+			 * have counts when the op shows anyway, and not otherwise */
+			if (cnt[P_SHOWN])
+				m = cnt[P_MISSING] || cnt[P_PART] ? EX_MARK_PARTIAL : EX_MARK_PERSISTED;
+			else if (cnt[P_PART] || (cnt[P_OVERWRITTEN] && cnt[P_MISSING]))
 				m = EX_MARK_PARTIAL;
-			else
+			else if (cnt[P_OVERWRITTEN])
+				m = EX_MARK_SUPERSEDED;
+			else if (cnt[P_MISSING] || cnt[P_EITHER])
 				m = EX_MARK_LOST;
+			else
+				m = EX_MARK_UNSEEN;
 		}
 		e->marks[i] = m;
 	}
 	e->marks[s->w->n] = '\0';
-	free(w.order);
-	free(w.pos);
-	hmap_free(&w.map);
+}
+
+/* Does S0 itself explain world w (every seen field has v0 as an option)? */
+static int is_setup_state(const struct explain *e, size_t w)
+{
+	const struct ex_world *W = &e->w[w];
+	if (!W->explained)
+		return 0;
+	for (size_t i = 0; i < W->nfld; i++) {
+		int has0 = 0;
+		for (size_t k = 0; k < W->fld[i].n && !has0; k++)
+			has0 = W->opt[W->fld[i].first + k].pos == 0 && W->opt[W->fld[i].first + k].partial < 0;
+		if (!has0)
+			return 0;
+	}
+	return 1;
+}
+
+/* ------------------------------------------------------------------ */
+
+void explain_state(struct explain *e, const struct sim *s, const struct tree_node *nodes, size_t n,
+		   int last_completed)
+{
+	memset(e, 0, sizeof(*e));
+	e->s = s;
+	e->nodes = nodes;
+	e->n = n;
+	size_t *order = xmalloc((n ? n : 1) * sizeof(size_t));
+	for (size_t i = 0; i < n; i++)
+		order[i] = i;
+	cmp_nodes_base = nodes;
+	qsort(order, n, sizeof(size_t), cmp_order);
+
+	struct walk w = { .e = e, .s = s, .last = last_completed, .order = order };
+	size_t cap = 0;
+	for (;;) {
+		ALLOC_GROW(e->w, e->nw + 1, cap);
+		w.W = &e->w[e->nw++];
+		walk_world(&w);
+		w.nchoice = w.point; /* the choices this world met */
+		size_t i = w.nchoice;
+		while (i > 0 && w.choice[i - 1] + 1 >= w.arity[i - 1])
+			i--;
+		if (i == 0)
+			break;
+		if (e->nw == EX_MAX_WORLDS) {
+			e->nw_capped = 1;
+			break;
+		}
+		w.choice[i - 1]++;
+		w.nchoice = i;
+	}
+	free(w.choice);
+	free(w.arity);
+	free(order);
+
+	e->primary = 0;
+	for (size_t i = 0; i < e->nw; i++)
+		if (e->w[i].explained) {
+			if (!e->explained)
+				e->primary = i;
+			e->explained = 1;
+			e->setup_state |= is_setup_state(e, i);
+		}
+	const struct ex_world *P = &e->w[e->primary];
+	snprintf(e->diff, sizeof(e->diff), "%s", P->diff);
+	e->ntorn = P->ntorn;
+	e->node_of = P->node_of;
+	e->sim_of = P->sim_of;
+	set_marks(e);
 }
 
 void explain_free(struct explain *e)
 {
-	free(e->st);
-	free(e->torn);
-	free(e->node_of);
-	free(e->sim_of);
+	for (size_t i = 0; i < e->nw; i++) {
+		struct ex_world *W = &e->w[i];
+		free(W->node_of);
+		free(W->sim_of);
+		free(W->fld);
+		free(W->opt);
+		free(W->fld_of_hist);
+	}
+	free(e->w);
 	free(e->marks);
 	memset(e, 0, sizeof(*e));
 }

@@ -1,7 +1,8 @@
 /*
  * models.h - the guarantee models and the universal rules as one table of
- * rules (models.c), and the judge that turns an explained crash state into
- * verdicts (GUARANTEES.md, KERNEL-API.md).
+ * rules (models.c), and the judge that turns the explanations of a crash
+ * state into verdicts (verdicts.c). docs/guarantees.md is the specification
+ * both follow.
  */
 #ifndef CRASHLAB_JUDGE_MODELS_H
 #define CRASHLAB_JUDGE_MODELS_H
@@ -54,6 +55,8 @@ struct verdict {
 	char expected[192];          /* the promised (or S_k) value */
 	char observed[192];          /* what the state shows */
 	char reason[1024];           /* one sentence a newcomer understands */
+	long piece;                  /* the simulator change it is about (the first missing one), or -1; not
+					stored */
 };
 
 /* The judged state: the explanation and every verdict. */
@@ -62,6 +65,7 @@ struct judgement {
 	size_t n;
 	int judged;                  /* 0: the state could not be judged (e.g. the checker guest went down) */
 	int explained;
+	int setup_state;             /* S0 explains the state: nothing of [run] persisted */
 	char diff[1024];             /* the first difference when not explained */
 	char *marks;                 /* per op, explain.h EX_MARK_* (malloc'd) */
 	size_t count[MODEL_COUNT + 1][V_COUNT]; /* per model (and universal) and kind */
