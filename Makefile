@@ -57,12 +57,21 @@ $(AGENT): $(AGENT_SRCS) $(wildcard images/agent/*.h) $(wildcard $(AGENT_SHARED:.
 
 # Unit tests link every command but main.c, so command-level code is testable too.
 TEST_CMD_OBJS = $(filter-out build/cmd/main.o,$(CMD_OBJS))
-build/tests/%: tests/unit/%.c build/libcrashlab.a $(TEST_CMD_OBJS) tests/unit/check.h
+build/tests/%: tests/unit/%.c build/libcrashlab.a $(TEST_CMD_OBJS) $(wildcard tests/unit/*.h)
 	@mkdir -p $(dir $@)
 	$(qecho) "  TEST    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< $(TEST_CMD_OBJS) build/libcrashlab.a $(PKG_LIBS)
 
-unit: $(UNIT_BINS)
+# The judge's properties over generated workloads (tests/props/props.c).
+build/tests/props: tests/props/props.c build/libcrashlab.a $(wildcard tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(qecho) "  TEST    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< build/libcrashlab.a $(PKG_LIBS)
+
+unit: $(UNIT_BINS) build/tests/props
+
+check-props: build/tests/props
+	@build/tests/props
 
 # Host-only tests first, then guest tests; ends with "N passed, N failed, N skipped".
 check: all unit
@@ -99,5 +108,5 @@ deps:
 clean:
 	rm -rf build crashlab $(AGENT)
 
-.PHONY: all unit check check-host example deps clean
+.PHONY: all unit check check-host check-props example deps clean
 -include $(patsubst %.o,%.d,$(LIB_OBJS) $(CMD_OBJS))
