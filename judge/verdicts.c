@@ -394,6 +394,44 @@ static void allow_k(const struct judge *j, size_t w, const struct ex_field *F, u
 	free(allow);
 }
 
+/* The pieces world w reading the state as S_q blames, one per field that
+ * does not match S_q: the piece S_q has, when no explanation keeps it; else
+ * the later piece the state shows out of order (lat[i] = 1). */
+static size_t prefix_blame(const struct judge *j, size_t w, int q, size_t *pcs, int *lat)
+{
+	const struct sim *s = j->s;
+	const struct ex_world *W = &j->ex.w[w];
+	int n = (int)s->w->n;
+	unsigned char *one = xmalloc((size_t)n + 2);
+	size_t np = 0;
+	for (size_t f = 0; f < W->nfld; f++) {
+		const struct ex_field *F = &W->fld[f];
+		memset(one, 1, (size_t)n + 1);
+		allow_k(j, w, F, one, n);
+		if (one[q] || F->hist == (size_t)-1)
+			continue;
+		const struct sim_hist *h = &s->hist[F->hist];
+		long c = last_change_upto(s, &F->f, q);
+		int jk = c < 0 ? 0 : s->ch[c].hpos, keepable = 0, later = -1;
+		for (size_t o = 0; o < F->n; o++) {
+			const struct ex_opt *op = &W->opt[F->first + o];
+			keepable |= op->pos >= jk;
+			int p = op->partial > jk ? op->partial : op->pos;
+			if (p > jk && (later < 0 || p < later))
+				later = p;
+		}
+		int shows_later = (keepable || c < 0) && later > 0;
+		if (shows_later)
+			c = (long)h->idx[later - 1];
+		if (c < 0)
+			continue;
+		pcs[np] = (size_t)c;
+		lat[np++] = shows_later;
+	}
+	free(one);
+	return np;
+}
+
 static void judge_prefix(struct judge *j, int model, const struct rule *r)
 {
 	const struct sim *s = j->s;
@@ -424,63 +462,43 @@ static void judge_prefix(struct judge *j, int model, const struct rule *r)
 		free(ok);
 		return;
 	}
-	/* LOST: the world and the k >= K0 with the fewest mismatching fields;
-	 * each mismatching field names the piece S_k has and the state lacks */
+	/* LOST: of every world and k >= K0, the reading that blames the latest
+	 * op (a later op seen in part never counts against an earlier one, so
+	 * the kindest reading names it), then the fewest mismatching fields */
 	int k = K0 > 0 ? K0 : 0;
-	size_t best = (size_t)-1, bw = j->ex.primary;
-	unsigned char *one = xmalloc((size_t)n + 2);
-	size_t *miss = xmalloc(((size_t)n + 2) * sizeof(size_t));
+	size_t bw = j->ex.primary, best_n = (size_t)-1;
+	int best_min = -1;
+	size_t *pcs = xmalloc((s->nch + 1) * sizeof(size_t));
+	int *lat = xmalloc((s->nch + 1) * sizeof(int));
 	for (size_t w = 0; w < j->ex.nw; w++) {
 		if (!explain_judged(&j->ex, w))
 			continue;
-		const struct ex_world *X = &j->ex.w[w];
-		memset(miss, 0, ((size_t)n + 2) * sizeof(size_t));
-		for (size_t f = 0; f < X->nfld; f++) {
-			memset(one, 1, (size_t)n + 1);
-			allow_k(j, w, &X->fld[f], one, n);
-			for (int q = K0; q <= n; q++)
-				miss[q] += !one[q];
-		}
-		for (int q = K0; q <= n; q++)
-			if (miss[q] < best || (miss[q] == best && w == bw)) {
-				best = miss[q];
+		for (int q = K0; q <= n; q++) {
+			size_t np = prefix_blame(j, w, q, pcs, lat);
+			int mn = n + 1;
+			for (size_t i = 0; i < np; i++)
+				if (s->ch[pcs[i]].op < mn)
+					mn = s->ch[pcs[i]].op;
+			if (mn > best_min || (mn == best_min && np < best_n)) {
+				best_min = mn;
+				best_n = np;
 				k = q;
 				bw = w;
 			}
-	}
-	const struct ex_world *W = &j->ex.w[bw];
-	int named = 0;
-	for (size_t f = 0; f < W->nfld; f++) {
-		const struct ex_field *F = &W->fld[f];
-		memset(one, 1, (size_t)n + 1);
-		allow_k(j, bw, F, one, n);
-		if (one[k] || F->hist == (size_t)-1)
-			continue;
-		const struct sim_hist *h = &s->hist[F->hist];
-		long c = last_change_upto(s, &F->f, k);
-		/* the piece S_k has, when no explanation keeps it; else the later
-		 * piece the state shows out of order */
-		int jk = c < 0 ? 0 : s->ch[c].hpos, keepable = 0, later = -1;
-		for (size_t o = 0; o < F->n; o++) {
-			const struct ex_opt *op = &W->opt[F->first + o];
-			keepable |= op->pos >= jk;
-			int p = op->partial > jk ? op->partial : op->pos;
-			if (p > jk && (later < 0 || p < later))
-				later = p;
 		}
-		int shows_later = (keepable || c < 0) && later > 0;
-		if (shows_later)
-			c = (long)h->idx[later - 1]; /* the state shows a later op's piece, out of order */
-		if (c < 0)
-			continue;
-		struct group *g = find_group(j, model, r, k, (size_t)c);
+	}
+	size_t np = prefix_blame(j, bw, k, pcs, lat);
+	int named = np > 0;
+	for (size_t i = 0; i < np; i++) {
+		struct group *g = find_group(j, model, r, k, pcs[i]);
 		g->promised = 1;
 		g->fixed = 1;
 		g->kind = V_LOST;
-		g->later = shows_later;
-		ARRAY_PUSH(g->pc, g->np, g->pcap, (size_t)c);
-		named = 1;
+		g->later = lat[i];
+		ARRAY_PUSH(g->pc, g->np, g->pcap, pcs[i]);
 	}
+	free(pcs);
+	free(lat);
 	if (!named) {
 		ALLOC_GROW(j->g, j->ng + 1, j->gcap);
 		j->g[j->ng++] = (struct group){ .model = model, .rule = r, .trigger = k, .op = k, .aspect = 'p',
@@ -489,8 +507,6 @@ static void judge_prefix(struct judge *j, int model, const struct rule *r)
 	for (size_t c = 0; c < s->nch; c++)
 		if (s->ch[c].op <= k)
 			j->covered[c] = 1;
-	free(one);
-	free(miss);
 	free(ok);
 }
 
@@ -696,6 +712,10 @@ static struct tally evaluate(const struct judge *j, const struct group *g)
 static void op_text(const struct sim *s, int op, char *buf, size_t n)
 {
 	char t[300];
+	if (op <= 0) {
+		say(buf, n, "the empty file system");
+		return;
+	}
 	wl_format(s->ops[op - 1].op, t, sizeof(t));
 	say(buf, n, "op %d `%s`", op, t);
 }
@@ -841,19 +861,6 @@ static struct verdict *universal_verdict(struct judge *j, int u, int broken)
 	return v;
 }
 
-/* Can change c be in P (in or overwritten) / out of P in world w? Unseen: both. */
-static int can_in(const struct judge *j, size_t w, size_t c)
-{
-	unsigned f = explain_change(&j->ex, w, c);
-	return !(f & EXC_SEEN) || (f & EXC_KEEP);
-}
-
-static int can_out(const struct judge *j, size_t w, size_t c)
-{
-	unsigned f = explain_change(&j->ex, w, c);
-	return !(f & EXC_SEEN) || !(f & EXC_SHOWN);
-}
-
 /* Does world w have an option showing entry field f absent? */
 static int can_be_absent(const struct judge *j, size_t w, const struct sim_field *f)
 {
@@ -870,21 +877,103 @@ static int can_be_absent(const struct judge *j, size_t w, const struct sim_field
 
 enum u4_failure { U4_OK, U4_MISSING, U4_BOTH, U4_HALF_EXCHANGE };
 
-static enum u4_failure u4_in(const struct judge *j, size_t w, const struct sim_op *so)
+/* U4 reads the names of all renames at once: one option per entry field,
+ * the same for every rename (a name that is both the value before the run
+ * and the value after a later rename cannot make one rename whole in one
+ * reading and another in a second). */
+struct u4_pick {
+	size_t *hist;       /* the seen entry fields renames change */
+	size_t *fld;        /* their index in the world's fields */
+	size_t *choice;     /* per field, the option chosen */
+	size_t m;
+};
+
+/* The chosen position of change c's field; -1 when not seen (free). */
+static int u4_pos(const struct judge *j, size_t w, const struct u4_pick *p, size_t c)
+{
+	for (size_t i = 0; i < p->m; i++)
+		if (p->hist[i] == j->s->ch[c].hist)
+			return j->ex.w[w].opt[j->ex.w[w].fld[p->fld[i]].first + p->choice[i]].pos;
+	return -1;
+}
+
+static enum u4_failure u4_in(const struct judge *j, size_t w, const struct u4_pick *p, const struct sim_op *so)
 {
 	const struct sim *s = j->s;
 	size_t c1 = so->first, c2 = so->first + 1;
-	if (so->op->flags == WL_RENAME_EXCHANGE) {
-		int both_in = can_in(j, w, c1) && can_in(j, w, c2), both_out = can_out(j, w, c1) && can_out(j, w, c2);
-		return both_in || both_out ? U4_OK : U4_HALF_EXCHANGE;
-	}
+	int p1 = u4_pos(j, w, p, c1), p2 = u4_pos(j, w, p, c2);
+	int h1 = s->ch[c1].hpos, h2 = s->ch[c2].hpos;
+	int in1 = p1 < 0 || p1 >= h1, in2 = p2 < 0 || p2 >= h2;
+	int out1 = p1 < 0 || p1 != h1, out2 = p2 < 0 || p2 != h2;
+	if (so->op->flags == WL_RENAME_EXCHANGE)
+		return (in1 && in2) || (out1 && out2) ? U4_OK : U4_HALF_EXCHANGE;
 	const struct sim_change *dst = &s->ch[c2];
 	if (dst->old != SIM_ABSENT && explain_entry_shown(&j->ex, w, dst->f.ino, dst->f.key) == SIM_ABSENT &&
 	    !can_be_absent(j, w, &dst->f))
 		return U4_MISSING;
-	if (!can_out(j, w, c2) && !can_in(j, w, c1))
+	if (!out2 && !in1)
 		return U4_BOTH;
 	return U4_OK;
+}
+
+#define U4_MAX_READINGS 4096
+
+/* fail[r - 1] for every rename r in world w's best reading (the fewest
+ * failures); returns that count. */
+static size_t u4_world(const struct judge *j, size_t w, enum u4_failure *fail)
+{
+	const struct sim *s = j->s;
+	const struct ex_world *W = &j->ex.w[w];
+	size_t n = s->w->n;
+	struct u4_pick p = { xcalloc(2 * n + 1, sizeof(size_t)), xcalloc(2 * n + 1, sizeof(size_t)),
+			     xcalloc(2 * n + 1, sizeof(size_t)), 0 };
+	size_t readings = 1;
+	for (size_t r = 1; r <= n; r++) {
+		const struct sim_op *so = &s->ops[r - 1];
+		if (!sim_is_run(s, (int)r) || !so->applied || so->op->kind != WL_RENAME || so->n < 2)
+			continue;
+		for (size_t c = so->first; c < so->first + 2; c++) {
+			size_t h = s->ch[c].hist, fi = W->fld_of_hist[h], dup = 0;
+			for (size_t i = 0; i < p.m; i++)
+				dup |= p.hist[i] == h;
+			if (dup || fi == (size_t)-1 || W->fld[fi].n < 1)
+				continue;
+			if (W->fld[fi].n > 1 && readings * W->fld[fi].n > U4_MAX_READINGS)
+				continue; /* too many readings: this field is left free */
+			readings *= W->fld[fi].n;
+			p.hist[p.m] = h;
+			p.fld[p.m++] = fi;
+		}
+	}
+	enum u4_failure *cur = xcalloc(n + 1, sizeof(*cur));
+	size_t best = (size_t)-1;
+	for (;;) {
+		size_t nf = 0;
+		for (size_t r = 1; r <= n; r++) {
+			const struct sim_op *so = &s->ops[r - 1];
+			cur[r - 1] = U4_OK;
+			if (!sim_is_run(s, (int)r) || !so->applied || so->op->kind != WL_RENAME || so->n < 2)
+				continue;
+			cur[r - 1] = u4_in(j, w, &p, so);
+			nf += cur[r - 1] != U4_OK;
+		}
+		if (nf < best) {
+			best = nf;
+			memcpy(fail, cur, n * sizeof(*cur));
+		}
+		if (!best)
+			break;
+		size_t i = 0; /* the next reading */
+		while (i < p.m && ++p.choice[i] == W->fld[p.fld[i]].n)
+			p.choice[i++] = 0;
+		if (i == p.m)
+			break;
+	}
+	free(cur);
+	free(p.hist);
+	free(p.fld);
+	free(p.choice);
+	return best;
 }
 
 static void judge_u4(struct judge *j)
@@ -892,7 +981,21 @@ static void judge_u4(struct judge *j)
 	const struct sim *s = j->s;
 	const struct explain *e = &j->ex;
 	int reported = 0;
-	for (int r = 1; r <= (int)s->w->n; r++) {
+	size_t n = s->w->n;
+	/* a world with a reading where every rename is whole; else the primary's best */
+	enum u4_failure *fail = xcalloc(n + 1, sizeof(*fail)), *tmp = xcalloc(n + 1, sizeof(*tmp));
+	for (size_t w = 0, have = 0; w < e->nw; w++) {
+		if (!explain_judged(e, w))
+			continue;
+		size_t nf = u4_world(j, w, tmp);
+		if (nf == 0 || w == e->primary || !have)
+			memcpy(fail, tmp, n * sizeof(*tmp));
+		have = 1;
+		if (nf == 0)
+			break;
+	}
+	free(tmp);
+	for (int r = 1; r <= (int)n; r++) {
 		const struct sim_op *so = &s->ops[r - 1];
 		if (!sim_is_run(s, r) || !so->applied || so->op->kind != WL_RENAME || so->n < 2)
 			continue;
@@ -901,24 +1004,18 @@ static void judge_u4(struct judge *j)
 			   EXC_SEEN;
 		if (!seen)
 			continue;
-		enum u4_failure fail = U4_MISSING;
-		for (size_t w = 0; w < e->nw && fail; w++)
-			if (explain_judged(e, w)) {
-				enum u4_failure f = u4_in(j, w, so);
-				if (!f || w == e->primary)
-					fail = f;
-			}
+		enum u4_failure f = fail[r - 1];
 		char optx[320], apath[256], bpath[256];
 		op_text(s, r, optx, sizeof(optx));
 		explain_field_path(e, &src->f, r - 1, apath, sizeof(apath));
 		explain_field_path(e, &dst->f, r, bpath, sizeof(bpath));
 		int exchange = so->op->flags == WL_RENAME_EXCHANGE;
-		if (!fail && dst->old == SIM_ABSENT && !exchange)
+		if (!f && dst->old == SIM_ABSENT && !exchange)
 			continue; /* nothing replaced: nothing to say */
-		struct verdict *v = universal_verdict(j, U4, fail != U4_OK);
+		struct verdict *v = universal_verdict(j, U4, f != U4_OK);
 		v->op = r;
-		reported |= fail != U4_OK;
-		switch (fail) {
+		reported |= f != U4_OK;
+		switch (f) {
 		case U4_OK:
 			say(v->path, sizeof(v->path), "%s", bpath);
 			say(v->expected, sizeof(v->expected), exchange ? "both names swapped, or neither" :
@@ -955,6 +1052,7 @@ static void judge_u4(struct judge *j)
 			break;
 		}
 	}
+	free(fail);
 	/* a directory under two names, whatever made it */
 	int twice = e->nw > 0;
 	for (size_t w = 0; w < e->nw; w++)
