@@ -71,14 +71,14 @@ build/tests/props: tests/props/props.c build/libcrashlab.a $(wildcard tests/unit
 unit: $(UNIT_BINS) build/tests/props
 
 check-props: build/tests/props
-	@build/tests/props
+	@build/tests/props --count 10000
 
 # Host-only tests first, then guest tests; ends with "N passed, N failed, N skipped".
 check: all unit
 	@./crashlab kernel build >/dev/null && ./crashlab image build >/dev/null
 	@tests/run
 
-# Only the host-only tests: no kernel build, no guest (under a minute).
+# Only the host-only tests: no kernel build, no guest (about a minute).
 check-host: all unit
 	@tests/run --host
 

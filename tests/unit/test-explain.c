@@ -118,12 +118,9 @@ TEST(explanations)
 		snprintf(b, sizeof(b), "p%d,p%d", i + 1, i + 1);
 		kit_node(&k, path, 'f', 0644, 8192, 1, 0, b);
 	}
-	clock_t t0 = clock();
 	explain(&k, 400, &e);
-	double ms = (double)(clock() - t0) * 1000 / CLOCKS_PER_SEC;
 	CHECK(e.explained && e.marks[0] == EX_MARK_PERSISTED && e.marks[399] == EX_MARK_LOST,
 	      "400 ops explained per field (%s)", e.diff);
-	CHECK(ms < 2000, "and quickly (%.0f ms)", ms);
 	explain_free(&e);
 	kit_free(&k);
 	sbuf_free(&wl);
