@@ -26,10 +26,13 @@ static const char report_usage[] =
 	"Explain what a run found. RUN is a run id or 'last'. For each file system and\n"
 	"crash state: the op timeline (which ops had completed when the power was cut,\n"
 	"and which of them the state shows: persisted, partly, lost, superseded), then\n"
-	"every finding in one sentence each: a promise LOST under a selected model, a\n"
+	"every finding in one sentence each: a promise LOST under a selected model, or a\n"
 	"universal rule broken (U1 mounts, U2 fsck clean, U3 explainable, U4 atomic\n"
-	"rename, U5 sync), and what the file system kept beyond its promise (bonus).\n"
-	"--all also lists the promises kept and the unpromised losses (gone).\n"
+	"rename, U5 sync). One fact is one line, naming every model it holds under;\n"
+	"states with the same tree and the same completed ops are shown once\n"
+	"(\"states 0-2\"). --all also lists the promises kept, what was kept beyond a\n"
+	"promise (bonus) and the unpromised losses (gone). The rules are explained in\n"
+	"docs/guarantees.md.\n"
 	"\n"
 	"--model picks the models (default: those the run was judged for; 'all').\n"
 	"States stored without verdicts (a database from before the judge) are\n"
@@ -57,9 +60,10 @@ static bool is_finding(const struct verdict *v)
 	return v->kind == V_LOST || v->kind == V_BROKEN;
 }
 
+/* Findings always; kept, bonus and gone with --all. */
 static bool shown_verdict(const struct verdict *v, bool all)
 {
-	return all || is_finding(v) || v->kind == V_BONUS;
+	return all || is_finding(v);
 }
 
 static void text_sel_models(const struct fsview *f, struct sbuf *sb)
@@ -90,6 +94,160 @@ static char mark_of(const struct state_result *s, size_t o)
 	return s->judge.marks && strlen(s->judge.marks) > o ? s->judge.marks[o] : 0;
 }
 
+/* States with the same tree, the same completed ops and the same check
+ * outcome are judged alike: the report shows them once. */
+static bool same_state(const struct state_result *a, const struct state_result *b)
+{
+	return a->point == b->point && a->check.mount_ok == b->check.mount_ok &&
+	       a->check.fsck_clean == b->check.fsck_clean && a->judge.judged == b->judge.judged && a->check.tree_hash[0] &&
+	       !strcmp(a->check.tree_hash, b->check.tree_hash);
+}
+
+/* "state 3", "states 0-1", "states 0, 2, 5" */
+static void state_names(const struct fsview *f, size_t k, const int *rep, struct sbuf *sb)
+{
+	size_t n = 0;
+	for (size_t q = 0; q < f->nst; q++)
+		n += rep[q] == (int)k;
+	int lo = f->st[k].idx, hi = lo, consecutive = 1;
+	for (size_t q = k + 1; q < f->nst; q++)
+		if (rep[q] == (int)k) {
+			consecutive &= f->st[q].idx == hi + 1;
+			hi = f->st[q].idx;
+		}
+	if (n == 1) {
+		sbuf_addf(sb, "state %d", lo);
+	} else if (consecutive) {
+		sbuf_addf(sb, "states %d-%d", lo, hi);
+	} else {
+		sbuf_adds(sb, "states ");
+		for (size_t q = k, first = 1; q < f->nst; q++)
+			if (rep[q] == (int)k) {
+				sbuf_addf(sb, "%s%d", first ? "" : ", ", f->st[q].idx);
+				first = 0;
+			}
+	}
+}
+
+/* One fact (the same op, object, expected and observed value, kind) and the
+ * models and rules that judge it so. */
+struct fact {
+	const struct verdict *first;
+	unsigned models;
+	const char *rules[8];
+	const char *cites[8];
+	size_t nrules;
+};
+
+static bool same_fact(const struct verdict *a, const struct verdict *b)
+{
+	return a->kind == b->kind && a->op == b->op && !strcmp(a->path, b->path) && !strcmp(a->expected, b->expected) &&
+	       !strcmp(a->observed, b->observed) && (a->model == MODEL_UNIVERSAL) == (b->model == MODEL_UNIVERSAL) &&
+	       (a->model != MODEL_UNIVERSAL || !strcmp(a->rule, b->rule));
+}
+
+static size_t facts_of(const struct fsview *f, const struct state_result *s, bool all, struct fact **out)
+{
+	struct fact *fa = NULL;
+	size_t n = 0, cap = 0;
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t q = 0; q < s->judge.n; q++) {
+			const struct verdict *v = &s->judge.v[q];
+			if (!selected(f, v->model) || !shown_verdict(v, all) || is_finding(v) != (pass == 0))
+				continue;
+			if (v->kind == V_KEPT && v->model == MODEL_UNIVERSAL && !all)
+				continue;
+			size_t i = 0;
+			while (i < n && !same_fact(fa[i].first, v))
+				i++;
+			if (i == n) {
+				ALLOC_GROW(fa, n + 1, cap);
+				memset(&fa[n], 0, sizeof(fa[n]));
+				fa[n++].first = v;
+			}
+			if (v->model != MODEL_UNIVERSAL)
+				fa[i].models |= 1u << v->model;
+			size_t r = 0;
+			while (r < fa[i].nrules && strcmp(fa[i].rules[r], v->rule))
+				r++;
+			if (r == fa[i].nrules && r < 8) {
+				fa[i].rules[r] = v->rule;
+				fa[i].cites[r] = v->cite;
+				fa[i].nrules++;
+			}
+		}
+	*out = fa;
+	return n;
+}
+
+/* The sentence of a fact, its models named once: the first verdict's reason
+ * speaks of its own model; the others are listed after it. */
+static void fact_lines(const struct fact *fc, bool md)
+{
+	const struct verdict *v = fc->first;
+	const char *kn = verdict_name(v->kind);
+	struct sbuf ms = SBUF_INIT;
+	for (int m = 0; m < MODEL_COUNT; m++)
+		if (fc->models & (1u << m))
+			sbuf_addf(&ms, "%s%s", ms.len ? ", " : "", model_name(m));
+	const char *who = v->model == MODEL_UNIVERSAL ? "universal" : ms.buf;
+	if (md) {
+		printf("- **%s** (%s): %s", kn, who, v->reason);
+		for (size_t r = 0; r < fc->nrules; r++)
+			if (strcmp(fc->rules[r], "unpromised"))
+				printf("  \n  _rule `%s`: %s_", fc->rules[r], fc->cites[r]);
+		printf("\n");
+	} else {
+		printf("   %-6s [%s] %s\n", kn, who, v->reason);
+		for (size_t r = 0; r < fc->nrules; r++)
+			if (strcmp(fc->rules[r], "unpromised"))
+				printf("          rule %s: %s\n", fc->rules[r], fc->cites[r]);
+	}
+	sbuf_free(&ms);
+}
+
+#define REPORT_MAX_FACTS 12     /* per state, unless --all */
+#define REPORT_TIMELINE_OPS 12  /* more run ops than this: equal neighbours share a line */
+
+static void timeline(const struct fsview *f, const struct state_result *s, bool md)
+{
+	size_t nrun = 0;
+	for (size_t o = 0; f->f.res && o < f->f.ops.n; o++)
+		nrun += f->f.ops.ops[o].section == WL_RUN;
+	if (md)
+		printf("| op | | completed | in this state |\n|---|---|---|---|\n");
+	for (size_t o = 0; f->f.res && o < f->f.ops.n; o++) {
+		const struct wl_op *op = &f->f.ops.ops[o];
+		if (op->section != WL_RUN)
+			continue;
+		char m = mark_of(s, o);
+		bool done = op_completed(&f->f.res[o], s);
+		size_t e = o; /* the last op of a run of equal lines */
+		while (nrun > REPORT_TIMELINE_OPS && e + 1 < f->f.ops.n && f->f.ops.ops[e + 1].section == WL_RUN &&
+		       mark_of(s, e + 1) == m && op_completed(&f->f.res[e + 1], s) == done)
+			e++;
+		if (e > o + 1) {
+			int a = op->id, z = f->f.ops.ops[e].id;
+			if (md)
+				printf("| %d-%d | %zu ops | %s | %s |\n", a, z, e - o + 1, done ? "yes" : "no", render_mark_word(m));
+			else
+				printf("   %c %3d-%-3d %-32s %-13s %s\n", m ? m : ' ', a, z, "", done ? "completed" : "not completed",
+				       render_mark_word(m));
+			o = e;
+			continue;
+		}
+		char *text = op_text(op);
+		if (md)
+			printf("| %d | `%s` | %s | %s |\n", op->id, text, done ? "yes" : "no", render_mark_word(m));
+		else
+			printf("   %c %3d  %-36s %-13s %s\n", m ? m : ' ', op->id, text, done ? "completed" : "not completed",
+			       render_mark_word(m));
+		free(text);
+	}
+	if (md)
+		printf("\n");
+}
+
 static void render_text(const struct fsview *fv, size_t nfs, const struct run_info *run, bool md, bool all)
 {
 	const char *file = run->workload_file ? run->workload_file : "?";
@@ -108,28 +266,43 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 			for (int q = 0; q < V_COUNT; q++)
 				tot[q] += c[q];
 		}
+		const char *opts = f->f.mount_opts && *f->f.mount_opts ? f->f.mount_opts : NULL;
 		if (md)
-			printf("## %s\n\nModels: %s (plus the universal rules U1-U5). %zu crash state%s: %zu LOST, %zu broken, "
-			       "%zu bonus, %zu kept, %zu gone.\n\n",
-			       f->f.fs, ms.len ? ms.buf : "none", f->nst, f->nst == 1 ? "" : "s", tot[V_LOST], tot[V_BROKEN],
-			       tot[V_BONUS], tot[V_KEPT], tot[V_GONE]);
+			printf("## %s\n\nModels: %s (plus the universal rules U1-U5)%s%s%s. %zu crash state%s: %zu LOST, "
+			       "%zu broken, %zu bonus, %zu kept, %zu gone.\n\n",
+			       f->f.fs, ms.len ? ms.buf : "none", opts ? "; mount options `" : "", opts ? opts : "",
+			       opts ? "`" : "", f->nst, f->nst == 1 ? "" : "s", tot[V_LOST], tot[V_BROKEN], tot[V_BONUS],
+			       tot[V_KEPT], tot[V_GONE]);
 		else
-			printf("\n== %s: models %s (and U1-U5); %zu crash state%s: %zu LOST, %zu broken, %zu bonus, %zu kept, "
+			printf("\n== %s: models %s (and U1-U5)%s%s; %zu crash state%s: %zu LOST, %zu broken, %zu bonus, %zu kept, "
 			       "%zu gone\n",
-			       f->f.fs, ms.len ? ms.buf : "none", f->nst, f->nst == 1 ? "" : "s", tot[V_LOST], tot[V_BROKEN],
-			       tot[V_BONUS], tot[V_KEPT], tot[V_GONE]);
+			       f->f.fs, ms.len ? ms.buf : "none", opts ? ", mount options " : "", opts ? opts : "", f->nst,
+			       f->nst == 1 ? "" : "s", tot[V_LOST], tot[V_BROKEN], tot[V_BONUS], tot[V_KEPT], tot[V_GONE]);
 		sbuf_free(&ms);
 		if (f->f.outcome && strcmp(f->f.outcome, "ok"))
 			printf(md ? "The recording or checking ended with outcome **%s**.\n\n" : "   outcome: %s\n", f->f.outcome);
 		if (f->f.sim_notes)
 			printf(md ? "Simulator notes: %s\n\n" : "   simulator: %s\n", f->f.sim_notes);
+		/* rep[k]: the first state judged alike */
+		int *rep = xmalloc((f->nst + 1) * sizeof(int));
 		for (size_t k = 0; k < f->nst; k++) {
+			rep[k] = (int)k;
+			for (size_t q = 0; q < k && rep[k] == (int)k; q++)
+				if (rep[q] == (int)q && same_state(&f->st[q], &f->st[k]))
+					rep[k] = (int)q;
+		}
+		for (size_t k = 0; k < f->nst; k++) {
+			if (rep[k] != (int)k)
+				continue;
 			const struct state_result *s = &f->st[k];
 			size_t c[V_COUNT];
 			count_state(f, s, c);
-			char head[256];
-			snprintf(head, sizeof(head), "state %d (%s, ops up to %d completed)", s->idx, s->kind ? s->kind : "?",
+			struct sbuf names = SBUF_INIT;
+			state_names(f, k, rep, &names);
+			char head[320];
+			snprintf(head, sizeof(head), "%s (%s, ops up to %d completed)", names.buf, s->kind ? s->kind : "?",
 				 s->last_completed_op);
+			sbuf_free(&names);
 			if (md)
 				printf("### %s\n\n", head);
 			else
@@ -139,52 +312,35 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 				printf(md ? "%s\n\n" : "%s\n", why);
 				continue;
 			}
-			const char *how = !s->check.mount_ok ? "did not mount" : s->judge.explained ? "explained" : "unexplainable";
-			if (md)
-				printf("%c%s. %zu LOST, %zu broken, %zu bonus, %zu kept, %zu gone.\n\n", how[0] - 32, how + 1,
-				       c[V_LOST], c[V_BROKEN], c[V_BONUS], c[V_KEPT], c[V_GONE]);
+			const char *how = !s->check.mount_ok	 ? "did not mount" :
+					  s->judge.setup_state	 ? "the setup state: nothing of the run persisted" :
+					  s->judge.explained	 ? "explained" :
+								   "unexplainable";
+			char counts[160];
+			if (c[V_LOST] || c[V_BROKEN])
+				snprintf(counts, sizeof(counts), "%zu LOST, %zu broken", c[V_LOST], c[V_BROKEN]);
 			else
-				printf("%s; %zu LOST, %zu broken, %zu bonus, %zu kept, %zu gone\n", how, c[V_LOST], c[V_BROKEN],
-				       c[V_BONUS], c[V_KEPT], c[V_GONE]);
+				snprintf(counts, sizeof(counts), "nothing LOST or broken");
+			if (md)
+				printf("%c%s; %s.\n\n", how[0] >= 'a' ? how[0] - 32 : how[0], how + 1, counts);
+			else
+				printf("%s; %s\n", how, counts);
 			if (s->judge.diff[0] && !s->judge.explained)
 				printf(md ? "First difference: %s\n\n" : "   first difference: %s\n", s->judge.diff);
-			/* the timeline of the run ops */
-			if (md)
-				printf("| op | | completed | in this state |\n|---|---|---|---|\n");
-			for (size_t o = 0; f->f.res && o < f->f.ops.n; o++) {
-				const struct wl_op *op = &f->f.ops.ops[o];
-				if (op->section != WL_RUN)
-					continue;
-				char m = mark_of(s, o);
-				bool done = op_completed(&f->f.res[o], s);
-				char *text = op_text(op);
-				if (md)
-					printf("| %d | `%s` | %s | %s |\n", op->id, text, done ? "yes" : "no", render_mark_word(m));
-				else
-					printf("   %c %3d  %-36s %-13s %s\n", m ? m : ' ', op->id, text, done ? "completed" : "not completed",
-					       render_mark_word(m));
-				free(text);
-			}
-			if (md)
-				printf("\n");
-			for (int pass = 0; pass < 2; pass++)
-				for (size_t q = 0; q < s->judge.n; q++) {
-					const struct verdict *v = &s->judge.v[q];
-					if (!selected(f, v->model) || !shown_verdict(v, all) || is_finding(v) != (pass == 0))
-						continue;
-					if (v->kind == V_KEPT && v->model == MODEL_UNIVERSAL && !all)
-						continue;
-					const char *mn = model_name(v->model), *kn = verdict_name(v->kind);
-					if (md)
-						printf("- **%s** (%s, rule `%s`): %s  \n  _%s_\n", kn, mn, v->rule, v->reason, v->cite);
-					else if (!strcmp(v->rule, "unpromised"))
-						printf("   %-6s [%s] %s\n", kn, mn, v->reason);
-					else
-						printf("   %-6s [%s] %s\n          rule %s: %s\n", kn, mn, v->reason, v->rule, v->cite);
-				}
+			timeline(f, s, md);
+			struct fact *fa;
+			size_t nf = facts_of(f, s, all, &fa);
+			size_t shown = all || nf <= REPORT_MAX_FACTS ? nf : REPORT_MAX_FACTS - 1;
+			for (size_t q = 0; q < shown; q++)
+				fact_lines(&fa[q], md);
+			if (shown < nf)
+				printf(md ? "- and %zu more (`--all` lists them)\n" : "   ... and %zu more (--all lists them)\n",
+				       nf - shown);
+			free(fa);
 			if (md)
 				printf("\n");
 		}
+		free(rep);
 	}
 	if (!md)
 		printf("\nmarks: + persisted, ~ partly, - lost, = superseded, ? not visible, . no visible effect, x failed\n");

@@ -776,7 +776,6 @@ static void emit_group(struct judge *j, const struct group *g)
 	v->op = g->op;
 	v->trigger = g->trigger;
 	v->kind = t.kind;
-	const char *mname = model_name(g->model);
 	say(v->rule, sizeof(v->rule), "%s", g->rule ? g->rule->id : "unpromised");
 	say(v->cite, sizeof(v->cite), "%s", g->rule ? g->rule->cite : "no rule of the model covers it");
 	size_t c = t.n_missing ? t.first_missing : t.first;
@@ -827,18 +826,18 @@ static void emit_group(struct judge *j, const struct group *g)
 			say(trig, sizeof(trig), "%s completed", tt);
 		if (t.kind == V_LOST)
 			say(v->reason, sizeof(v->reason),
-			    "LOST: %s, so %s promises %s (%s), but %s is missing %s%s: expected %s, found %s", trig, mname,
+			    "LOST: %s, which promises %s (%s), but %s is missing %s%s: expected %s, found %s", trig,
 			    g->rule->promise, g->rule->id, optx, where, pieces, v->expected, v->observed);
 		else
-			say(v->reason, sizeof(v->reason), "kept: %s, so %s promises %s (%s), and %s is there %s (%s)", trig,
-			    mname, g->rule->promise, g->rule->id, optx, where, v->observed);
+			say(v->reason, sizeof(v->reason), "kept: %s, which promises %s (%s), and %s is there %s (%s)", trig,
+			    g->rule->promise, g->rule->id, optx, where, v->observed);
 	} else {
 		char why[200];
 		if (g->rule)
-			say(why, sizeof(why), "no later witness of the barrier is visible or durable, so %s (%s) does not yet promise",
-			    mname, g->rule->id);
+			say(why, sizeof(why), "no later witness of the barrier is visible or durable, so %s does not yet promise",
+			    g->rule->id);
 		else
-			say(why, sizeof(why), "no %s rule promises", mname);
+			say(why, sizeof(why), "no rule promises");
 		if (t.kind == V_GONE)
 			say(v->reason, sizeof(v->reason), "gone: %s %s %s, and it is missing%s: expected %s, found %s", why,
 			    optx, where, pieces, v->expected, v->observed);

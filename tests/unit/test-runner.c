@@ -387,6 +387,15 @@ TEST(run_table_and_report)
 	golden("run-report.txt", &out);
 	sbuf_free(&out);
 	free(cmd);
+	/* the default report: findings only, equal states once */
+	cmd = xasprintf("'%s' report last --db '%s' 2>&1", crashlab, dbp);
+	p = popen(cmd, "r");
+	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
+		sbuf_add(&out, buf, n);
+	CHECK(p && pclose(p) == 0, "crashlab report (findings only) exits 0");
+	golden("run-report-findings.txt", &out);
+	sbuf_free(&out);
+	free(cmd);
 	free(tbl);
 	free(dbp);
 	teardown(&s);
