@@ -436,7 +436,7 @@ int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 		usage_error(cmd, n ? "give one run" : "no run given; say which run (a run id, or 'last')");
 	struct errbuf e;
 	unsigned forced = 0;
-	if (model_list && models_select(model_list, NULL, NULL, &forced, &e) < 0)
+	if (model_list && models_select(model_list, NULL, NULL, NULL, &forced, &e) < 0)
 		usage_error(cmd, "%s", e.msg);
 	struct crashdb *db = cmd_db_existing(ctx);
 	int64_t run_id;
@@ -457,9 +457,9 @@ int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 			die_err(&e);
 		unsigned set = forced;
 		if (!set && fv[i].f.models)
-			models_select(fv[i].f.models, fv[i].f.fs, NULL, &set, &e);
+			models_select(fv[i].f.models, fv[i].f.fs, fv[i].f.mount_opts, NULL, &set, &e);
 		if (!set)
-			models_select(NULL, fv[i].f.fs, &fv[i].f.ops, &set, &e);
+			models_select(NULL, fv[i].f.fs, fv[i].f.mount_opts, &fv[i].f.ops, &set, &e);
 		fv[i].sel = set;
 	}
 	free(frs); /* its fsruns now belong to fv */

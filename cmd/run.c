@@ -33,14 +33,15 @@ static const char run_usage[] =
 	"everything in the database and print, per file system, the number of crash\n"
 	"states, mount failures, fsck complaints and distinct observed trees.\n"
 	"\n"
-	"Every crash state is then judged (GUARANTEES.md): explained as the set of\n"
+	"Every crash state is then judged (docs/guarantees.md): explained as the set of\n"
 	"ops whose effects it shows, and checked against each guarantee model. A\n"
 	"second table counts, per file system and selected model, the promises LOST,\n"
 	"the universal rules broken (U1-U5) and the bonus (kept beyond the promise).\n"
 	"'crashlab report RUN' explains each finding.\n"
 	"\n"
 	"models (--model LIST, comma-separated, or 'all'; default: posix and the file\n"
-	"system's own model, plus barrier/fiemap_sync when the workload uses them):\n"
+	"system's own model under its mount options (f2fs with fsync_mode=strict:\n"
+	"f2fs-strict), plus barrier/fiemap_sync when the workload uses them):\n"
 	"  sequential, posix, ext4, xfs, btrfs, f2fs-posix, f2fs-strict, somc,\n"
 	"  barrier, fiemap_sync\n"
 	"\n"
@@ -160,7 +161,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 	unsigned set;
 	if (wl_load(file, &text, &w, &e) < 0)
 		die_err(&e);
-	if (models_select(model_list, NULL, &w, &set, &e) < 0)
+	if (models_select(model_list, NULL, NULL, &w, &set, &e) < 0)
 		usage_error(cmd, "%s", e.msg);
 	if (sim_check(&w, &e) < 0)
 		die_code(EXIT_DATAERR, "%s: %s", file, e.msg);

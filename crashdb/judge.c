@@ -34,8 +34,8 @@ static int judge_fsrun(struct crashdb *db, struct fsrun *f, int force, size_t *j
 	if (!f->models || force) {
 		unsigned set;
 		struct errbuf me;
-		if (!f->models || models_select(f->models, f->fs, &f->ops, &set, &me) < 0)
-			models_select(NULL, f->fs, &f->ops, &set, &me);
+		if (!f->models || models_select(f->models, f->fs, f->mount_opts, &f->ops, &set, &me) < 0)
+			models_select(NULL, f->fs, f->mount_opts, &f->ops, &set, &me);
 		char *names = models_join(set);
 		r = db_write_fsrun_models(db, f->id, names, jr.notes, e);
 		free(names);

@@ -296,7 +296,7 @@ int runner_fs(const struct run_params *p, const struct fs_params *f, const struc
 	judge_run_init(&L.jr, w, fr->res);
 	judging = 1;
 	struct errbuf me;
-	if (models_select(p->models, f->fs, w, &sum->models, &me) < 0)
+	if (models_select(p->models, f->fs, f->mount_opts, w, &sum->models, &me) < 0)
 		sum->models = 0;
 	fr->models = models_join(sum->models);
 	if (!L.jr.ok)

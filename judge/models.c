@@ -73,12 +73,40 @@ int model_of_fs(const char *fs)
 	return t ? model_parse(t->model) : -1;
 }
 
-int models_select(const char *list, const char *fs, const struct wl_workload *w, unsigned *set, struct errbuf *e)
+/* Is opt=value one of the comma-separated options? (the last one wins) */
+static const char *mount_opt(const char *opts, const char *name, char *buf, size_t n)
+{
+	const char *found = NULL;
+	size_t nl = strlen(name);
+	for (const char *p = opts; p && *p;) {
+		size_t l = strcspn(p, ",");
+		if (l > nl && !strncmp(p, name, nl) && p[nl] == '=') {
+			say(buf, n, "%.*s", (int)(l - nl - 1), p + nl + 1);
+			found = buf;
+		}
+		p += l;
+		if (*p == ',')
+			p++;
+	}
+	return found;
+}
+
+int model_of_mount(const char *fs, const char *mount_opts)
+{
+	int own = fs ? model_of_fs(fs) : -1;
+	char v[32];
+	if (own == MODEL_F2FS_POSIX && mount_opt(mount_opts, "fsync_mode", v, sizeof(v)) && !strcmp(v, "strict"))
+		own = MODEL_F2FS_STRICT;
+	return own;
+}
+
+int models_select(const char *list, const char *fs, const char *mount_opts, const struct wl_workload *w,
+		  unsigned *set, struct errbuf *e)
 {
 	*set = 0;
 	if (!list || !*list) {
 		*set |= 1u << MODEL_POSIX;
-		int own = fs ? model_of_fs(fs) : -1;
+		int own = model_of_mount(fs, mount_opts);
 		if (own >= 0)
 			*set |= 1u << own;
 		for (size_t i = 0; w && i < w->n; i++) {
@@ -101,7 +129,7 @@ int models_select(const char *list, const char *fs, const struct wl_workload *w,
 		}
 		if (!strcmp(t, "default")) {
 			unsigned d;
-			models_select(NULL, fs, w, &d, e);
+			models_select(NULL, fs, mount_opts, w, &d, e);
 			*set |= d;
 			continue;
 		}

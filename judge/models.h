@@ -35,11 +35,15 @@ int verdict_parse(const char *name);
 int model_of_fs(const char *fs);
 /*
  * Parse a --model list ("posix,somc", "all", or NULL/"" for the default:
- * POSIX and fs's own model, plus barrier/fiemap_sync when the workload uses
- * those calls) into a bit set (bit i = model i). 0, or -1 with e (2)
+ * POSIX and fs's own model under its mount options (model_of_mount), plus
+ * barrier/fiemap_sync when the workload uses those calls) into a bit set (bit i = model i). 0, or -1 with e (2)
  * naming the bad name and the nearest good one.
  */
-int models_select(const char *list, const char *fs, const struct wl_workload *w, unsigned *set, struct errbuf *e);
+int models_select(const char *list, const char *fs, const char *mount_opts, const struct wl_workload *w,
+		  unsigned *set, struct errbuf *e);
+/* The file system's own model under its mount options: f2fs with
+ * fsync_mode=strict is judged by f2fs-strict; -1 for an unknown fs. */
+int model_of_mount(const char *fs, const char *mount_opts);
 /* "posix,ext4" for a bit set of models (malloc'd). */
 char *models_join(unsigned set);
 

@@ -1,6 +1,6 @@
 /*
  * sim.h - the reference simulator: a workload's ops applied to an
- * in-memory POSIX file system, on the host, no VM (GUARANTEES.md
+ * in-memory POSIX file system, on the host, no VM (docs/guarantees.md
  * "Vocabulary"). It gives S0 (the tree after [setup]) and, for every
  * [run] op, the list of changes that op made: each change sets one field
  * of the model to a new value, so S_i is S0 with the changes of ops 1..i

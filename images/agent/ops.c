@@ -56,7 +56,7 @@
 #define RENAME_EXCHANGE (1 << 1)
 #endif
 #ifndef RENAME_BARRIER
-#define RENAME_BARRIER (1 << 3)   /* this project's kernel series, KERNEL-API.md */
+#define RENAME_BARRIER (1 << 3)   /* this project's kernel series (kernel/README.md) */
 #endif
 
 #define CHUNK (1u << 20)          /* large writes go out in pieces of this size */

@@ -3,7 +3,7 @@
  * kept and LOST under the rule, and bonus and gone where the promise is
  * not made (by a model without the rule, or before the promising op
  * completed); the universal rules U1-U5; the known answers of
- * GUARANTEES.md as far as they can be stated without a guest.
+ * docs/guarantees.md as far as they can be stated without a guest.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -419,12 +419,21 @@ TEST(select)
 	unsigned set;
 	struct errbuf eb = { 0 };
 	char *err = eb.msg;
-	CHECK(models_select(NULL, "f2fs", NULL, &set, &eb) == 0 &&
+	CHECK(models_select(NULL, "f2fs", "fsync_mode=strict", NULL, &set, &eb) == 0 &&
+		      set == ((1u << MODEL_POSIX) | (1u << MODEL_F2FS_STRICT)),
+	      "f2fs mounted with fsync_mode=strict: posix and f2fs-strict");
+	CHECK(models_select(NULL, "f2fs", "noatime,fsync_mode=strict,fsync_mode=posix", NULL, &set, &eb) == 0 &&
+		      set == ((1u << MODEL_POSIX) | (1u << MODEL_F2FS_POSIX)),
+	      "the last fsync_mode wins");
+	CHECK(models_select(NULL, "ext4", "fsync_mode=strict", NULL, &set, &eb) == 0 &&
+		      set == ((1u << MODEL_POSIX) | (1u << MODEL_EXT4)),
+	      "an option of another fs changes nothing");
+	CHECK(models_select(NULL, "f2fs", NULL, NULL, &set, &eb) == 0 &&
 		      set == ((1u << MODEL_POSIX) | (1u << MODEL_F2FS_POSIX)),
 	      "default for f2fs: posix and f2fs-posix");
-	CHECK(models_select("all", "ext4", NULL, &set, &eb) == 0 && set == (1u << MODEL_COUNT) - 1,
+	CHECK(models_select("all", "ext4", NULL, NULL, &set, &eb) == 0 && set == (1u << MODEL_COUNT) - 1,
 	      "--model all");
-	CHECK(models_select("posix,nosuch", "ext4", NULL, &set, &eb) < 0 && strstr(err, "'nosuch'"),
+	CHECK(models_select("posix,nosuch", "ext4", NULL, NULL, &set, &eb) < 0 && strstr(err, "'nosuch'"),
 	      "an unknown model is named: %s", err);
 	const struct rule_info *r;
 	size_t n = model_rules(&r);

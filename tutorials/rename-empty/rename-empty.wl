@@ -1,4 +1,4 @@
-# N1, the negative control (KERNEL-API.md litmus table): write a new file,
+# N1, the negative control (the litmus table of tutorials/barrier): write a new file,
 # rename it over a fresh name, then force a journal commit that does not
 # cover it (fsync of an unrelated new file). On ext4 with default options
 # the rename can reach the disk before the data: f exists with size 0.
