@@ -43,7 +43,8 @@ static const char run_usage[] =
 	"system's own model under its mount options (f2fs with fsync_mode=strict:\n"
 	"f2fs-strict), plus barrier/fiemap_sync when the workload uses them):\n"
 	"  sequential, posix, ext4, xfs, btrfs, f2fs-posix, f2fs-strict, somc,\n"
-	"  barrier, fiemap_sync\n"
+	"  barrier, fiemap_sync, expect (the workload's [expect] lines: selected\n"
+	"  when it has some)\n"
 	"\n"
 	"exit status: 1 when a selected model has a LOST or a universal rule is\n"
 	"broken, 0 when every state is as promised.\n"
@@ -58,6 +59,7 @@ static const char run_usage[] =
 	"examples:\n"
 	"  crashlab run tutorials/seed/seed.wl\n"
 	"  crashlab run my.wl --fs ext4,xfs --crash reorder --seed 7 --max-states 200\n"
+	"  crashlab run my.wl --check      # parse and simulate only\n"
 	"  crashlab run my.wl --fs ext4 --mkfs-opts ext4:'-O ^has_journal' --mount-opts ext4:data=journal\n"
 	"then: crashlab show last\n";
 
@@ -115,8 +117,9 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	const char *fs_list = "all", *crash = "flush", *size_s = "512M", *model_list = NULL;
 	struct strvec mkfs_opts = STRVEC_INIT, mount_opts = STRVEC_INIT;
-	int seed = 1, max_states = 0, torn = 0;
+	int seed = 1, max_states = 0, torn = 0, check_only = 0;
 	const struct opt opts[] = {
+		{ OPT_BOOL, 0, "check", &check_only, NULL, "only check the workload: parse and simulate it, run nothing" },
 		{ OPT_STRING, 0, "fs", &fs_list, "LIST", "file systems, comma-separated (default: all four)" },
 		{ OPT_STRING, 0, "crash", &crash, "MODE", "flush (default), write or reorder" },
 		{ OPT_INT, 0, "seed", &seed, "N", "seed of --crash reorder's random subsets (default 1)" },
@@ -165,6 +168,19 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		usage_error(cmd, "%s", e.msg);
 	if (sim_check(&w, &e) < 0)
 		die_code(EXIT_DATAERR, "%s: %s", file, e.msg);
+	if (expect_validate(&w, &e) < 0)
+		die_err(&e);
+	if (check_only) {
+		printf("%s: %zu setup op%s, %zu run op%s, %zu expectation%s", file, w.nsetup, w.nsetup == 1 ? "" : "s",
+		       w.n - w.nsetup, w.n - w.nsetup == 1 ? "" : "s", w.nexpects, w.nexpects == 1 ? "" : "s");
+		if (w.nexpects)
+			printf(" (judged once op %d completed)", wl_expect_point(&w));
+		printf("\n");
+		wl_free(&w);
+		sbuf_free(&text);
+		free(cmdline);
+		return 0;
+	}
 
 	struct crashdb *db = cmd_db_open(ctx);
 	struct vm_config guest = { .mem_mb = 1024 };

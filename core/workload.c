@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/fs.h"
 #include "core/util.h"
 
 struct tok {
@@ -622,6 +623,42 @@ void wl_op_copy(struct wl_op *dst, const struct wl_op *src)
 	dst->value = dup_or_null(src->value, src->value_len);
 }
 
+static char *dup_bytes(const char *p, size_t n)
+{
+	if (!p)
+		return NULL;
+	char *d = xmalloc(n + 1);
+	memcpy(d, p, n);
+	d[n] = 0;
+	return d;
+}
+
+static void expect_free(struct wl_expect *x)
+{
+	free(x->text);
+	free(x->fs);
+	free(x->path);
+	free(x->str);
+	free(x->value);
+	for (size_t i = 0; i < x->nnames; i++)
+		free(x->names[i]);
+	free(x->names);
+	memset(x, 0, sizeof(*x));
+}
+
+static void expect_copy(struct wl_expect *d, const struct wl_expect *x)
+{
+	*d = *x;
+	d->text = x->text ? xstrdup(x->text) : NULL;
+	d->fs = x->fs ? xstrdup(x->fs) : NULL;
+	d->path = x->path ? xstrdup(x->path) : NULL;
+	d->str = dup_bytes(x->str, x->str_len);
+	d->value = dup_bytes(x->value, x->value_len);
+	d->names = x->nnames ? xcalloc(x->nnames, sizeof(char *)) : NULL;
+	for (size_t i = 0; i < x->nnames; i++)
+		d->names[i] = xstrdup(x->names[i]);
+}
+
 void wl_copy(struct wl_workload *dst, const struct wl_workload *src)
 {
 	memset(dst, 0, sizeof(*dst));
@@ -631,6 +668,178 @@ void wl_copy(struct wl_workload *dst, const struct wl_workload *src)
 	dst->ops = xcalloc(src->n ? src->n : 1, sizeof(*dst->ops));
 	for (size_t i = 0; i < src->n; i++)
 		wl_op_copy(&dst->ops[i], &src->ops[i]);
+	dst->nexpects = src->nexpects;
+	dst->expects = src->nexpects ? xcalloc(src->nexpects, sizeof(*dst->expects)) : NULL;
+	for (size_t i = 0; i < src->nexpects; i++)
+		expect_copy(&dst->expects[i], &src->expects[i]);
+}
+
+static int fs_listed(const char *list, const char *fs)
+{
+	size_t n = strlen(fs);
+	for (const char *p = list; p && *p;) {
+		p += strspn(p, " ");
+		size_t l = strcspn(p, " ");
+		if (l == n && !strncmp(p, fs, n))
+			return 1;
+		p += l;
+	}
+	return 0;
+}
+
+void wl_expects_for(struct wl_workload *w, const char *fs)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < w->nexpects; i++) {
+		if (!w->expects[i].fs || fs_listed(w->expects[i].fs, fs))
+			w->expects[k++] = w->expects[i];
+		else
+			expect_free(&w->expects[i]);
+	}
+	w->nexpects = k;
+}
+
+int wl_expect_point(const struct wl_workload *w)
+{
+	int last = 0, pers = 0;
+	for (size_t i = w->nsetup; i < w->n; i++) {
+		last = w->ops[i].id;
+		if (wl_is_persistence(&w->ops[i]))
+			pers = w->ops[i].id;
+	}
+	return pers ? pers : last;
+}
+
+static const char *const expect_names[WX_NKINDS] = {
+	"exists", "absent", "size", "nlink", "mode", "type", "data", "text", "lists", "xattr", "noxattr", "target",
+};
+
+const char *wl_expect_name(enum wl_expect_kind k)
+{
+	return k < WX_NKINDS ? expect_names[k] : "?";
+}
+
+static const struct opdef expect_def = {
+	"expect", WL_NKINDS,
+	"PATH exists|absent, PATH size|nlink N, PATH mode MODE, PATH type file|dir|symlink, PATH data OP, "
+	"PATH text \"TEXT\", PATH lists NAME..., PATH xattr NAME \"VALUE\", PATH noxattr NAME, PATH target \"T\"",
+};
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One line of an [expect] section. */
+static int parse_expect(const struct pctx *c, const struct toks *t, const char *fs, const char *line, size_t len,
+			const struct wl_workload *w, struct wl_expect *x)
+{
+	memset(x, 0, sizeof(*x));
+	char sb[64];
+	x->line = c->line;
+	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r'))
+		len--;
+	size_t lead = strspn(line, " \t");
+	x->text = dup_bytes(line + lead, len - lead);
+	x->fs = fs ? xstrdup(fs) : NULL;
+	x->path = xstrdup(t->v[0].s);
+	if (t->n < 2) {
+		perr(c, t->v[0].end, "expect: missing what to expect of '%s' (usage: %s)", shown(&t->v[0], sb, sizeof(sb)),
+		     expect_def.usage);
+		goto fail;
+	}
+	const struct tok *kw = &t->v[1];
+	int kind = -1;
+	for (int k = 0; k < WX_NKINDS; k++)
+		if (!kw->quoted && !strcmp(kw->s, expect_names[k]))
+			kind = k;
+	if (kind < 0) {
+		const char *names[WX_NKINDS + 1];
+		for (int k = 0; k < WX_NKINDS; k++)
+			names[k] = expect_names[k];
+		names[WX_NKINDS] = NULL;
+		const char *near = kw->quoted ? NULL : nearest_word(kw->s, names);
+		perr(c, kw->col, "expect: unknown expectation '%s'%s%s%s (one of: exists, absent, size, nlink, mode, type, "
+		     "data, text, lists, xattr, noxattr, target)", shown(kw, sb, sizeof(sb)), near ? "; did you mean '" : "",
+		     near ? near : "", near ? "'?" : "");
+		goto fail;
+	}
+	x->kind = (enum wl_expect_kind)kind;
+	struct args a = { c, &expect_def, (struct tok *)t->v + 2, t->n - 2, t->v[t->n - 1].end };
+	size_t used = 0;
+	switch (x->kind) {
+	case WX_EXISTS:
+	case WX_ABSENT:
+		break;
+	case WX_SIZE:
+	case WX_NLINK:
+	case WX_DATA:
+		if (parse_num(&a, 0, x->kind == WX_DATA ? "OP" : "N", &x->num) < 0)
+			goto fail;
+		used = 1;
+		if (x->kind == WX_DATA && (x->num < 1 || x->num > (int64_t)w->n)) {
+			perr(c, a.v[0].col, "expect: data names op %" PRId64 ", but the workload has ops 1..%zu so far", x->num,
+			     w->n);
+			goto fail;
+		}
+		break;
+	case WX_MODE: {
+		uint32_t m;
+		if (parse_mode(&a, 0, &m) < 0)
+			goto fail;
+		x->num = m;
+		used = 1;
+		break;
+	}
+	case WX_TYPE:
+		if (missing(&a, 0, "file, dir or symlink"))
+			goto fail;
+		if (!strcmp(a.v[0].s, "file") || !strcmp(a.v[0].s, "dir") || !strcmp(a.v[0].s, "symlink")) {
+			x->num = a.v[0].s[0] == 's' ? 'l' : a.v[0].s[0];
+		} else {
+			perr(c, a.v[0].col, "expect: type is file, dir or symlink, not '%s'", shown(&a.v[0], sb, sizeof(sb)));
+			goto fail;
+		}
+		used = 1;
+		break;
+	case WX_TEXT:
+	case WX_TARGET:
+	case WX_NOXATTR:
+		if (missing(&a, 0, x->kind == WX_NOXATTR ? "NAME" : "\"TEXT\""))
+			goto fail;
+		x->str = dup_bytes(a.v[0].s, a.v[0].len);
+		x->str_len = a.v[0].len;
+		used = 1;
+		break;
+	case WX_XATTR:
+		if (missing(&a, 0, "NAME") || missing(&a, 1, "\"VALUE\""))
+			goto fail;
+		x->str = dup_bytes(a.v[0].s, a.v[0].len);
+		x->str_len = a.v[0].len;
+		x->value = dup_bytes(a.v[1].s, a.v[1].len);
+		x->value_len = a.v[1].len;
+		used = 2;
+		break;
+	case WX_LISTS:
+		x->nnames = a.n;
+		x->names = a.n ? xcalloc(a.n, sizeof(char *)) : NULL;
+		for (size_t i = 0; i < a.n; i++)
+			x->names[i] = xstrdup(a.v[i].s);
+		qsort(x->names, x->nnames, sizeof(char *), name_cmp);
+		used = a.n;
+		break;
+	case WX_NKINDS:
+		break;
+	}
+	if (used < a.n) {
+		perr(c, a.v[used].col, "expect: unexpected '%s' after '%s %s'", shown(&a.v[used], sb, sizeof(sb)), x->path,
+		     expect_names[x->kind]);
+		goto fail;
+	}
+	return 0;
+fail:
+	expect_free(x);
+	return -1;
 }
 
 void wl_op_free(struct wl_op *op)
@@ -723,20 +932,56 @@ void wl_free(struct wl_workload *w)
 	for (size_t i = 0; i < w->n; i++)
 		wl_op_free(&w->ops[i]);
 	free(w->ops);
+	for (size_t i = 0; i < w->nexpects; i++)
+		expect_free(&w->expects[i]);
+	free(w->expects);
 	free(w->file);
 	memset(w, 0, sizeof(*w));
 }
 
-/* A section header line: its tokens are t. */
+/* A section header line: its tokens are t. [expect] may name file systems
+ * ("[expect ext4 xfs]", the closing bracket on the last one); *fs gets them. */
 static int parse_header(const struct pctx *c, const struct toks *t, int *state, int *seen_setup,
-			int *seen_run, int *run_line, int *run_col)
+			int *seen_run, int *run_line, int *run_col, char **fs)
 {
 	const struct tok *h = &t->v[0];
 	char sb[64];
 	int is_setup = !strcmp(h->s, "[setup]"), is_run = !strcmp(h->s, "[run]");
-	if (!is_setup && !is_run) {
-		perr(c, h->col, "unknown section '%s' (expected [setup] or [run])", shown(h, sb, sizeof(sb)));
+	int is_expect = !strcmp(h->s, "[expect]") || (!strcmp(h->s, "[expect") && t->n > 1);
+	if (!is_setup && !is_run && !is_expect) {
+		perr(c, h->col, "unknown section '%s' (expected [setup], [run] or [expect])", shown(h, sb, sizeof(sb)));
 		return -1;
+	}
+	if (is_expect) {
+		if (!*seen_run) {
+			perr(c, h->col, "section [expect] must come after [run]");
+			return -1;
+		}
+		free(*fs);
+		*fs = NULL;
+		if (t->n > 1) {
+			const struct tok *last = &t->v[t->n - 1];
+			if (!strcmp(h->s, "[expect]") || last->len < 2 || last->s[last->len - 1] != ']') {
+				perr(c, t->v[1].col, "[expect FS...] names file systems and ends with ']'");
+				return -1;
+			}
+			struct sbuf b = SBUF_INIT;
+			for (size_t i = 1; i < t->n; i++) {
+				size_t l = t->v[i].len - (i + 1 == t->n);
+				const char *nm = t->v[i].s;
+				char one[32];
+				snprintf(one, sizeof(one), "%.*s", (int)l, nm);
+				if (!fs_lookup(one)) {
+					perr(c, t->v[i].col, "[expect]: unknown file system '%.*s' (ext4, xfs, btrfs or f2fs)", (int)l, nm);
+					sbuf_free(&b);
+					return -1;
+				}
+				sbuf_addf(&b, "%s%.*s", b.len ? " " : "", (int)l, nm);
+			}
+			*fs = sbuf_detach(&b);
+		}
+		*state = 4;
+		return 0;
 	}
 	if (t->n > 1) {
 		perr(c, t->v[1].col, "unexpected '%s' after the section header", shown(&t->v[1], sb, sizeof(sb)));
@@ -755,6 +1000,10 @@ static int parse_header(const struct pctx *c, const struct toks *t, int *state, 
 		perr(c, h->col, "section [setup] must come before [run]");
 		return -1;
 	}
+	if (*state == 4) {
+		perr(c, h->col, "section %s after [expect]: [expect] comes last", h->s);
+		return -1;
+	}
 	if (is_setup) {
 		*seen_setup = 1;
 		*state = 2;
@@ -771,9 +1020,10 @@ int wl_parse(const char *file, const char *text, struct wl_workload *w, struct e
 {
 	struct pctx c = { file ? file : "<workload>", 0, e };
 	struct wl_workload r = { 0 };
-	/* state: 0 nothing yet, 1 ops without a header (all [run]), 2 in [setup], 3 in [run] */
+	/* state: 0 nothing yet, 1 ops without a header (all [run]), 2 in [setup], 3 in [run], 4 in [expect] */
 	int state = 0, seen_setup = 0, seen_run = 0, run_line = 0, run_col = 0;
-	size_t cap = 0, nrun = 0;
+	size_t cap = 0, nrun = 0, xcap = 0;
+	char *xfs = NULL;
 	int last_line = 1, last_col = 1;
 	if (e)
 		errbuf_clear(e);
@@ -792,10 +1042,17 @@ int wl_parse(const char *file, const char *text, struct wl_workload *w, struct e
 			goto fail;
 		}
 		if (t.n > 0 && !t.v[0].quoted && t.v[0].s[0] == '[') {
-			int rc = parse_header(&c, &t, &state, &seen_setup, &seen_run, &run_line, &run_col);
+			int rc = parse_header(&c, &t, &state, &seen_setup, &seen_run, &run_line, &run_col, &xfs);
 			toks_free(&t);
 			if (rc < 0)
 				goto fail;
+		} else if (t.n > 0 && state == 4) {
+			struct wl_expect x;
+			int rc = parse_expect(&c, &t, xfs, p, n, &r, &x);
+			toks_free(&t);
+			if (rc < 0)
+				goto fail;
+			ARRAY_PUSH(r.expects, r.nexpects, xcap, x);
 		} else if (t.n > 0) {
 			if (state == 0)
 				state = 1;
@@ -839,11 +1096,13 @@ int wl_parse(const char *file, const char *text, struct wl_workload *w, struct e
 		}
 		goto fail;
 	}
+	free(xfs);
 	*w = r;
 	return 0;
 fail_oom:
 	perr(&c, 1, "out of memory");
 fail:
+	free(xfs);
 	wl_free(&r);
 	return -1;
 }

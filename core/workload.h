@@ -68,12 +68,58 @@ struct op_result {
 	int64_t log_pos;   /* the host's: committed write-log entries when it returned */
 };
 
+/*
+ * An expectation of an [expect] section: what the crash states after the
+ * run's last persistence op (the last fsync, fdatasync, sync or syncfs of
+ * [run], else its last op) must show, as xfstests' power-failure tests
+ * check after their simulated crash. "[expect ext4 xfs]" limits a section
+ * to those file systems. One per line:
+ *     PATH exists | absent
+ *     PATH size N | nlink N | mode MODE
+ *     PATH type file|dir|symlink
+ *     PATH data K          its size and bytes as PATH had them after op K
+ *     PATH text "TEXT"     its whole content
+ *     PATH lists [NAME...] a directory holding exactly these names ("." is the root)
+ *     PATH xattr NAME "VALUE" | noxattr NAME
+ *     PATH target "TARGET" a symlink's target
+ */
+enum wl_expect_kind {
+	WX_EXISTS, WX_ABSENT, WX_SIZE, WX_NLINK, WX_MODE, WX_TYPE, WX_DATA, WX_TEXT, WX_LISTS, WX_XATTR,
+	WX_NOXATTR, WX_TARGET,
+	WX_NKINDS
+};
+
+struct wl_expect {
+	enum wl_expect_kind kind;
+	int line;          /* in the source */
+	char *text;        /* the line as written (trimmed), for citations */
+	char *fs;          /* the section's file systems, space-separated; NULL: every one */
+	char *path;
+	int64_t num;       /* size, nlink, mode, op id (data); type: 'f', 'd', 'l' */
+	char *str;         /* text, xattr name, symlink target */
+	size_t str_len;
+	char *value;       /* xattr value */
+	size_t value_len;
+	char **names;      /* lists: sorted */
+	size_t nnames;
+};
+
 struct wl_workload {
 	char *file;        /* as given, for messages */
 	struct wl_op *ops;
 	size_t n;          /* all ops */
 	size_t nsetup;     /* ops[0..nsetup) are [setup]; the rest [run] */
+	struct wl_expect *expects;
+	size_t nexpects;
 };
+
+/* Keep only the expectations that apply to file system fs. */
+void wl_expects_for(struct wl_workload *w, const char *fs);
+/* The op after which the expectations hold: the last persistence op of
+ * [run], else its last op. */
+int wl_expect_point(const struct wl_workload *w);
+/* The keyword of an expectation kind ("exists", ...). */
+const char *wl_expect_name(enum wl_expect_kind k);
 
 /* Parse text (the content of file). 0 on success; -1 with a message
  * "file:line:col: what" (no newline) in e (code 65). Nothing partial

@@ -120,6 +120,39 @@ static int read_ops(struct crashdb *db, struct fsrun *f, struct errbuf *e)
 	return r;
 }
 
+/* The workload's [expect] lines are not op rows: they come from the run's
+ * stored workload text, each fs run keeping those that apply to its fs. A
+ * text that no longer parses keeps none. */
+static void read_expects(struct crashdb *db, int64_t run_id, struct fsrun *v, size_t n)
+{
+	struct errbuf e;
+	sqlite3_stmt *st = db_prepare(db, "SELECT workload_file, workload_text FROM runs WHERE id = ?", &e);
+	if (!st)
+		return;
+	sqlite3_bind_int64(st, 1, run_id);
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 1)) {
+		struct wl_workload w;
+		const char *file = (const char *)sqlite3_column_text(st, 0);
+		if (wl_parse(file ? file : "workload", (const char *)sqlite3_column_text(st, 1), &w, &e) == 0) {
+			for (size_t i = 0; i < n && w.nexpects; i++) {
+				struct wl_workload c;
+				wl_copy(&c, &w);
+				free(v[i].ops.file);
+				v[i].ops.file = c.file;
+				v[i].ops.expects = c.expects;
+				v[i].ops.nexpects = c.nexpects;
+				c.file = NULL;
+				c.expects = NULL;
+				c.nexpects = 0;
+				wl_free(&c);
+				wl_expects_for(&v[i].ops, v[i].fs);
+			}
+			wl_free(&w);
+		}
+	}
+	sqlite3_finalize(st);
+}
+
 void crashdb_fsruns_free(struct fsrun *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -179,6 +212,8 @@ int crashdb_read_fsruns(struct crashdb *db, int64_t run_id, const char *fs, stru
 			crashdb_fsruns_free(v, n);
 			return -1;
 		}
+	if (n)
+		read_expects(db, run_id, v, n);
 	if (fs && !n) {
 		struct sbuf names = SBUF_INIT;
 		sqlite3_stmt *q = db_prepare(db, "SELECT fs FROM fsruns WHERE run_id = ? ORDER BY id", e);

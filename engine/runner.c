@@ -254,6 +254,7 @@ int runner_fs(const struct run_params *p, const struct fs_params *f, const struc
 	fr->image_size = p->size;
 	fr->outcome = xstrdup("running");
 	wl_copy(&fr->ops, w);
+	wl_expects_for(&fr->ops, f->fs); /* [expect FS...] sections for other file systems go */
 	if (sink->fsrun_begin && sink->fsrun_begin(sink->ctx, fr, e) < 0) {
 		fsrun_free(fr);
 		return -1;
@@ -293,10 +294,10 @@ int runner_fs(const struct run_params *p, const struct fs_params *f, const struc
 		memcpy(fr->res, rec.res, w->n * sizeof(*rec.res));
 
 	/* The judge: simulate once with the guest's results. */
-	judge_run_init(&L.jr, w, fr->res);
+	judge_run_init(&L.jr, &fr->ops, fr->res);
 	judging = 1;
 	struct errbuf me;
-	if (models_select(p->models, f->fs, f->mount_opts, w, &sum->models, &me) < 0)
+	if (models_select(p->models, f->fs, f->mount_opts, &fr->ops, &sum->models, &me) < 0)
 		sum->models = 0;
 	fr->models = models_join(sum->models);
 	if (!L.jr.ok)

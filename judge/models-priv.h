@@ -12,6 +12,7 @@
 /* What makes a rule judge something. */
 enum trigger {
 	T_FSYNC_FILE,      /* a completed fsync of a regular file */
+	T_FSYNC_ANY,       /* a completed fsync of a regular file or a directory */
 	T_FDATASYNC_FILE,  /* a completed fdatasync of a regular file */
 	T_FSYNC_DIR,       /* a completed fsync or fdatasync of a directory */
 	T_SYNC,            /* a completed sync or syncfs */

@@ -32,7 +32,7 @@ static void say(char *buf, size_t n, const char *fmt, ...)
 
 static const char *const model_names[MODEL_COUNT + 1] = {
 	"sequential", "posix", "ext4", "xfs", "btrfs", "f2fs-posix", "f2fs-strict", "somc", "barrier",
-	"fiemap_sync", "universal",
+	"fiemap_sync", "expect", "universal",
 };
 
 const char *model_name(int model)
@@ -117,6 +117,8 @@ int models_select(const char *list, const char *fs, const char *mount_opts, cons
 			if (op->kind == WL_FIEMAP_SYNC)
 				*set |= 1u << MODEL_FIEMAP_SYNC;
 		}
+		if (w && w->nexpects)
+			*set |= 1u << MODEL_EXPECT;
 		return 0;
 	}
 	char *copy = xstrdup(list), *save = NULL;
@@ -146,7 +148,7 @@ int models_select(const char *list, const char *fs, const char *mount_opts, cons
 			if (near)
 				say(hint, sizeof(hint), "; did you mean '%s'?", near);
 			errbuf_set(e, EXIT_USAGE, "unknown model '%s'%s (choose from sequential, posix, ext4, xfs, btrfs, "
-				   "f2fs-posix, f2fs-strict, somc, barrier, fiemap_sync, all)", t, hint);
+				   "f2fs-posix, f2fs-strict, somc, barrier, fiemap_sync, expect, all)", t, hint);
 			free(copy);
 			return -1;
 		}
@@ -171,9 +173,9 @@ const struct rule model_rule_table[] = {
 	  DOC "#fsync-of-a-file: fsync f makes f's blocks, size, mode and xattrs as of the call durable, not its names" },
 	{ "fdatasync.file", DURABILITY, T_FDATASYNC_FILE, C_DATA, "the file's data and size as of the fdatasync",
 	  DOC "#fdatasync: fdatasync f makes f's blocks and size as of the call durable" },
-	{ "ext4.fsync-name", M(EXT4), T_FSYNC_FILE, C_BORN_NAME, "the name the fsynced file was created under",
-	  DOC "#ext4: fsync of a file created in the run makes the entry it was created under durable, if it "
-	      "still names it; not names added by link or rename" },
+	{ "ext4.fsync-name", M(EXT4), T_FSYNC_ANY, C_BORN_NAME, "the name the fsynced file was created under",
+	  DOC "#ext4: fsync of a file or directory created in the run makes the entry it was created under durable, "
+	      "if it still names it; not names added by link or rename" },
 	{ "btrfs.fsync-names", M(BTRFS), T_FSYNC_FILE, C_ALL_NAMES, "every name of the fsynced file",
 	  DOC "#btrfs: fsync of a file makes every name it has at the call durable (all its hard links)" },
 	{ "somc.fsync-deps", SOMC_LIKE, T_FSYNC_FILE, C_OWN_NAME | C_DEPS,

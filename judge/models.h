@@ -18,6 +18,7 @@
 enum model {
 	MODEL_SEQUENTIAL, MODEL_POSIX, MODEL_EXT4, MODEL_XFS, MODEL_BTRFS, MODEL_F2FS_POSIX,
 	MODEL_F2FS_STRICT, MODEL_SOMC, MODEL_BARRIER, MODEL_FIEMAP_SYNC,
+	MODEL_EXPECT,      /* the workload's own [expect] lines (judge/expect.c) */
 	MODEL_COUNT,
 	MODEL_UNIVERSAL = MODEL_COUNT /* the verdicts of U1..U5, shared by every model */
 };
@@ -79,6 +80,16 @@ struct judgement {
  * results; those with log_pos <= point completed before the crash. */
 void model_judge(const struct sim *s, const struct op_result *res, const struct check_report *rep, int64_t point,
 		 struct judgement *out);
+/* A new zeroed verdict at the end of j (piece -1). */
+struct verdict *judgement_add(struct judgement *j);
+/* The verdicts of the workload's [expect] lines (model expect) for a state
+ * with ops completed up to point: none before the expectation point
+ * (core/workload.h wl_expect_point). */
+/* Check what parsing cannot: every "PATH data K" names a regular file
+ * after op K. 0, or -1 with e ("file:line: ...", 65). */
+int expect_validate(const struct wl_workload *w, struct errbuf *e);
+void expect_judge(const struct sim *s, const struct op_result *res, const struct check_report *st, int64_t point,
+		  struct judgement *out);
 void judgement_free(struct judgement *j);
 
 /* The rule table, for documentation and tests: id, its models (bit set) and citation. */

@@ -569,6 +569,10 @@ static void judge_model(struct judge *j, int model)
 				if (k != WL_FSYNC || type != 'f' || !dur)
 					continue;
 				break;
+			case T_FSYNC_ANY:
+				if (k != WL_FSYNC || (type != 'f' && type != 'd') || !dur)
+					continue;
+				break;
 			case T_FDATASYNC_FILE:
 				if (k != WL_FDATASYNC || type != 'f' || !dur)
 					continue;
@@ -724,14 +728,18 @@ static void op_text(const struct sim *s, int op, char *buf, size_t n)
 	say(buf, n, "op %d `%s`", op, t);
 }
 
-static struct verdict *new_verdict(struct judge *j)
+struct verdict *judgement_add(struct judgement *o)
 {
-	struct judgement *o = j->out;
 	o->v = xrealloc(o->v, (o->n + 1) * sizeof(*o->v));
 	struct verdict *v = &o->v[o->n++];
 	memset(v, 0, sizeof(*v));
 	v->piece = -1;
 	return v;
+}
+
+static struct verdict *new_verdict(struct judge *j)
+{
+	return judgement_add(j->out);
 }
 
 static const char *aspect_word(char a)
@@ -1192,6 +1200,10 @@ void model_judge(const struct sim *s, const struct op_result *res, const struct 
 		j.covered = xcalloc(s->nch ? s->nch : 1, 1);
 		for (int m = 0; m < MODEL_COUNT; m++) {
 			j.ng = 0;
+			if (m == MODEL_EXPECT) {
+				expect_judge(s, res, st, point, out);
+				continue;
+			}
 			judge_model(&j, m);
 			for (size_t i = 0; i < j.ng; i++) {
 				emit_group(&j, &j.g[i]);

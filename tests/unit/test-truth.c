@@ -238,4 +238,46 @@ TEST(partial_witness)
 	kit_free(&k);
 }
 
+/* The workload's own expectations: judged once the last persistence op
+ * completed, kept on the program's state, LOST where the state differs. */
+TEST(expectations)
+{
+	struct kit k;
+	start(&k, "[setup]\nmkdir A\nwrite A/foo \"hello\"\n[run]\nrename A/foo A/bar\nwrite A/foo 8K\n"
+		  "setxattr A/foo user.k v\nfsync A/foo\n[expect]\nA/bar text \"hello\"\nA/foo data 4\nA/foo size 8192\n"
+		  "A lists bar foo\nA/foo xattr user.k \"v\"\nA/baz absent\nA type dir\nA/foo nlink 1\n");
+	struct st_tree t;
+	st_render_at(&k.s, 6, &t);
+	judge_nodes(&k, t.v, t.n, 5);
+	CHECK(kit_count(&k, "expect", "kept") + kit_count(&k, "expect", "LOST") == 0,
+	      "nothing is judged before the fsync completed");
+	judge_nodes(&k, t.v, t.n, 6);
+	CHECK(kit_count(&k, "expect", "kept") == 8 && kit_count(&k, "expect", "LOST") == 0,
+	      "the program's state keeps all eight (%zu kept)", kit_count(&k, "expect", "kept"));
+	const struct verdict *v = kit_find(&k, "expect", "expect", "kept");
+	CHECK(v && strstr(v->cite, "test.wl:10: A/bar text \"hello\""), "the citation is the line: %s", v ? v->cite : "");
+	st_free(&t);
+	/* the seed outcome without SOMC: A/bar lost, A/foo there */
+	st_render_at(&k.s, 2, &t);
+	for (size_t i = 0; i < t.n; i++)
+		if (!strcmp(t.v[i].path, "A/foo")) {
+			struct st_tree u;
+			st_render_at(&k.s, 6, &u);
+			for (size_t q = 0; q < u.n; q++)
+				if (!strcmp(u.v[q].path, "A/foo")) {
+					tree_node_free(&t.v[i]);
+					t.v[i] = u.v[q];
+					u.v[q] = (struct tree_node){ .path = xstrdup("x") };
+				}
+			st_free(&u);
+		}
+	judge_nodes(&k, t.v, t.n, 6);
+	CHECK(kit_count(&k, "expect", "LOST") == 2, "A/bar missing: its text and A's listing are LOST (%zu)",
+	      kit_count(&k, "expect", "LOST"));
+	v = kit_find(&k, "expect", "expect", "LOST");
+	CHECK(v && strstr(v->reason, "found absent"), "in words: %s", v ? v->reason : "");
+	st_free(&t);
+	kit_free(&k);
+}
+
 TEST_MAIN()

@@ -209,7 +209,20 @@ static const struct bad bad_inputs[] = {
 	{ "sleep\n", "t.wl:1:6: sleep: missing MS (usage: sleep MS)" },
 	{ "[run]\nsync\n[setup]\nsync\n", "t.wl:3:1: section [setup] must come before [run]" },
 	{ "[setup]\nsync\n[setup]\n", "t.wl:3:1: duplicate section [setup]" },
-	{ "[teardown]\n", "t.wl:1:1: unknown section '[teardown]' (expected [setup] or [run])" },
+	{ "[teardown]\n", "t.wl:1:1: unknown section '[teardown]' (expected [setup], [run] or [expect])" },
+	{ "[expect]\nf exists\n[run]\nsync\n", "t.wl:1:1: section [expect] must come after [run]" },
+	{ "[run]\nsync\n[expect]\nf\n", "t.wl:4:2: expect: missing what to expect of 'f' (usage: PATH exists|absent, PATH "
+	  "size|nlink N, PATH mode MODE, PATH type file|dir|symlink, PATH data OP, PATH text \"TEXT\", PATH lists NAME..., "
+	  "PATH xattr NAME \"VALUE\", PATH noxattr NAME, PATH target \"T\")" },
+	{ "[run]\nsync\n[expect]\nf exist\n", "t.wl:4:3: expect: unknown expectation 'exist'; did you mean 'exists'? (one "
+	  "of: exists, absent, size, nlink, mode, type, data, text, lists, xattr, noxattr, target)" },
+	{ "[run]\nsync\n[expect]\nf data 3\n", "t.wl:4:8: expect: data names op 3, but the workload has ops 1..1 so far" },
+	{ "[run]\nsync\n[expect]\nf size 4 5\n", "t.wl:4:10: expect: unexpected '5' after 'f size'" },
+	{ "[run]\nsync\n[expect]\nf type fifo\n", "t.wl:4:8: expect: type is file, dir or symlink, not 'fifo'" },
+	{ "[run]\nsync\n[expect ext5]\n", "t.wl:3:9: [expect]: unknown file system 'ext5' (ext4, xfs, btrfs or f2fs)" },
+	{ "[run]\nsync\n[expect] ext4\n", "t.wl:3:10: [expect FS...] names file systems and ends with ']'" },
+	{ "[run]\nsync\n[expect]\nf exists\n[run]\n", "t.wl:5:1: duplicate section [run]" },
+	{ "[run]\nsync\n[expect]\nf exists\n[setup]\n", "t.wl:5:1: section [setup] must come before [run]" },
 	{ "[run] sync\n", "t.wl:1:7: unexpected 'sync' after the section header" },
 	{ "sync\n[run]\nsync\n",
 	  "t.wl:2:1: section [run] after ops outside any section; a file with sections starts with one" },
@@ -219,6 +232,31 @@ static const struct bad bad_inputs[] = {
 	{ "# only a comment\n", "t.wl:1:17: the workload has no [run] ops" },
 	{ "sync\nsync\nmkdir a 0778\n", "t.wl:3:9: bad mode '0778' (octal, e.g. 0644; at most 07777)" },
 };
+
+TEST(expect)
+{
+	struct wl_workload w;
+	const char *text = "[run]\nwrite f \"hi\"\nfsync f\nsync\n[expect]\nf text \"hi\"\n  f size 2  \n"
+			   "[expect xfs btrfs]\n. lists f g\nf xattr user.a \"1\"\n";
+	CHECK(wl_parse("t.wl", text, &w, &eb) == 0, "a workload with expectations parses: %s", err);
+	CHECK(w.nexpects == 4 && w.expects[0].kind == WX_TEXT && w.expects[0].str_len == 2 && !w.expects[0].fs,
+	      "four expectations, the first for every fs");
+	CHECK(w.expects[1].line == 7 && !strcmp(w.expects[1].text, "f size 2") && w.expects[1].num == 2,
+	      "each keeps its line and its text for the citation");
+	CHECK(w.expects[2].kind == WX_LISTS && w.expects[2].nnames == 2 && !strcmp(w.expects[2].fs, "xfs btrfs"),
+	      "[expect xfs btrfs] names its file systems");
+	CHECK(wl_expect_point(&w) == 3, "they hold after the last persistence op (op 3)");
+	struct wl_workload c;
+	wl_copy(&c, &w);
+	wl_expects_for(&c, "ext4");
+	CHECK(c.nexpects == 2, "ext4 keeps the two for every fs");
+	wl_free(&c);
+	wl_copy(&c, &w);
+	wl_expects_for(&c, "btrfs");
+	CHECK(c.nexpects == 4 && !strcmp(c.expects[3].value, "1"), "btrfs keeps all four");
+	wl_free(&c);
+	wl_free(&w);
+}
 
 TEST(errors)
 {
