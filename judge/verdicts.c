@@ -26,10 +26,14 @@
  *
  * Dependencies (SOMC): two ops depend on each other when they touch a
  * common inode or the entries of the same directory, closed transitively
- * over earlier ops. SOMC orders metadata: entries, modes, xattrs and sizes
- * (a growing write's size too), not the blocks.
+ * over earlier ops. SOMC orders metadata: entries, modes, xattrs and the
+ * sizes truncate and fallocate set; not the blocks, nor the size a write
+ * grows a file to (it travels with the data).
  *
- * Barriers (KERNEL-API spec, docs/guarantees.md "Barriers"): a succeeded
+ * U4 reads the names of every rename at once (one option per entry field);
+ * sequential's LOST takes the reading that blames the latest op.
+ *
+ * Barriers (docs/guarantees.md "Barriers"): a succeeded
  * fdatabarrier/fbarrier/fiemap_sync on f covers f's earlier data (fbarrier:
  * and its mode and xattrs); a later op that adds a name for f's inode or
  * changes its mode, xattrs or size is a witness; when every explanation
