@@ -17,17 +17,9 @@
 
 #include "core/tree.h"
 #include "core/util.h"
-#include "judge/models.h"
+#include "judge/models-priv.h"
 #include "judge/sim.h"
 
-static void say(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, n, fmt, ap);
-	va_end(ap);
-}
 
 static const struct tree_node *find(const struct tree_node *v, size_t n, const char *path)
 {
@@ -120,68 +112,68 @@ static int check(const struct sim *s, const struct wl_expect *x, const struct tr
 	const struct tree_node *t = find(v, n, x->path);
 	int root = !strcmp(x->path, ".");
 	if (x->kind == WX_ABSENT) {
-		say(exp, en, "absent");
-		say(obs, on, t ? "a %s" : "absent", t ? type_word(t->type) : "");
+		judge_say(exp, en, "absent");
+		judge_say(obs, on, t ? "a %s" : "absent", t ? type_word(t->type) : "");
 		return !t;
 	}
 	if (!t && !(root && x->kind == WX_LISTS)) {
-		say(exp, en, "%s", x->kind == WX_EXISTS ? "present" : x->text);
-		say(obs, on, "absent");
+		judge_say(exp, en, "%s", x->kind == WX_EXISTS ? "present" : x->text);
+		judge_say(obs, on, "absent");
 		return 0;
 	}
 	switch (x->kind) {
 	case WX_EXISTS:
-		say(exp, en, "present");
-		say(obs, on, "a %s", type_word(t->type));
+		judge_say(exp, en, "present");
+		judge_say(obs, on, "a %s", type_word(t->type));
 		return 1;
 	case WX_SIZE:
-		say(exp, en, "size %" PRId64, x->num);
-		say(obs, on, "size %" PRIu64, t->size);
+		judge_say(exp, en, "size %" PRId64, x->num);
+		judge_say(obs, on, "size %" PRIu64, t->size);
 		return t->size == (uint64_t)x->num;
 	case WX_NLINK:
-		say(exp, en, "%" PRId64 " link%s", x->num, x->num == 1 ? "" : "s");
-		say(obs, on, "%u link%s", t->nlink, t->nlink == 1 ? "" : "s");
+		judge_say(exp, en, "%" PRId64 " link%s", x->num, x->num == 1 ? "" : "s");
+		judge_say(obs, on, "%u link%s", t->nlink, t->nlink == 1 ? "" : "s");
 		return t->nlink == (uint64_t)x->num;
 	case WX_MODE:
-		say(exp, en, "mode %04" PRIo64, x->num);
-		say(obs, on, "mode %04o", t->mode & 07777);
+		judge_say(exp, en, "mode %04" PRIo64, x->num);
+		judge_say(obs, on, "mode %04o", t->mode & 07777);
 		return (t->mode & 07777) == (uint32_t)x->num;
 	case WX_TYPE:
-		say(exp, en, "a %s", type_word((int)x->num));
-		say(obs, on, "a %s", type_word(t->type));
+		judge_say(exp, en, "a %s", type_word((int)x->num));
+		judge_say(obs, on, "a %s", type_word(t->type));
 		return t->type == (char)x->num;
 	case WX_DATA: {
 		int k = (int)x->num, ino = sim_lookup(s, x->path, k);
 		if (ino < 0 || s->in[ino].type != 'f') {
-			say(exp, en, "the data '%s' had after op %d", x->path, k);
-			say(obs, on, "(after op %d '%s' names no file: the expectation cannot hold)", k, x->path);
+			judge_say(exp, en, "the data '%s' had after op %d", x->path, k);
+			judge_say(obs, on, "(after op %d '%s' names no file: the expectation cannot hold)", k, x->path);
 			return 0;
 		}
 		struct sbuf want = SBUF_INIT;
 		uint64_t size = sim_file(s, ino, k, &want);
-		say(exp, en, "the data it had after op %d (%" PRIu64 " bytes)", k, size);
+		judge_say(exp, en, "the data it had after op %d (%" PRIu64 " bytes)", k, size);
 		int ok = t->type == 'f' && t->size == size && !strcmp(t->blocks ? t->blocks : "", want.buf ? want.buf : "");
 		if (ok)
-			say(obs, on, "that data");
+			judge_say(obs, on, "that data");
 		else if (t->type != 'f')
-			say(obs, on, "a %s", type_word(t->type));
+			judge_say(obs, on, "a %s", type_word(t->type));
 		else if (t->size != size)
-			say(obs, on, "%" PRIu64 " bytes", t->size);
+			judge_say(obs, on, "%" PRIu64 " bytes", t->size);
 		else
-			say(obs, on, "%" PRIu64 " bytes with other contents", t->size);
+			judge_say(obs, on, "%" PRIu64 " bytes with other contents", t->size);
 		sbuf_free(&want);
 		return ok;
 	}
 	case WX_TEXT: {
-		say(exp, en, "the text \"%.*s\"", (int)(x->str_len > 80 ? 80 : x->str_len), x->str);
+		judge_say(exp, en, "the text \"%.*s\"", (int)(x->str_len > 80 ? 80 : x->str_len), x->str);
 		int ok = t->type == 'f' && t->size == x->str_len && t->content && t->content_len == x->str_len &&
 			 !memcmp(t->content, x->str, x->str_len);
 		if (ok)
-			say(obs, on, "that text");
+			judge_say(obs, on, "that text");
 		else if (t->content && t->content_len == t->size)
-			say(obs, on, "\"%.*s\"", (int)(t->content_len > 80 ? 80 : t->content_len), (const char *)t->content);
+			judge_say(obs, on, "\"%.*s\"", (int)(t->content_len > 80 ? 80 : t->content_len), (const char *)t->content);
 		else
-			say(obs, on, "%" PRIu64 " bytes", t->size);
+			judge_say(obs, on, "%" PRIu64 " bytes", t->size);
 		return ok;
 	}
 	case WX_LISTS: {
@@ -189,8 +181,8 @@ static int check(const struct sim *s, const struct wl_expect *x, const struct tr
 		listing(v, n, x->path, &got);
 		for (size_t i = 0; i < x->nnames; i++)
 			sbuf_addf(&want, "%s%s", i ? " " : "", x->names[i]);
-		say(exp, en, "names: %s", want.len ? want.buf : "(none)");
-		say(obs, on, "names: %s", got.len ? got.buf : "(none)");
+		judge_say(exp, en, "names: %s", want.len ? want.buf : "(none)");
+		judge_say(obs, on, "names: %s", got.len ? got.buf : "(none)");
 		int ok = !strcmp(got.buf ? got.buf : "", want.buf ? want.buf : "");
 		sbuf_free(&got);
 		sbuf_free(&want);
@@ -202,26 +194,26 @@ static int check(const struct sim *s, const struct wl_expect *x, const struct tr
 		unsigned char *uv = NULL;
 		const char *val = t->xattrs && tree_xattr_get(t->xattrs, x->str, &uv, &len) > 0 ? (const char *)uv : NULL;
 		if (x->kind == WX_NOXATTR) {
-			say(exp, en, "no xattr %s", x->str);
+			judge_say(exp, en, "no xattr %s", x->str);
 			if (val)
-				say(obs, on, "xattr %s = \"%.*s\"", x->str, (int)(len > 60 ? 60 : len), val);
+				judge_say(obs, on, "xattr %s = \"%.*s\"", x->str, (int)(len > 60 ? 60 : len), val);
 			else
-				say(obs, on, "no xattr %s", x->str);
+				judge_say(obs, on, "no xattr %s", x->str);
 			free(uv);
 			return !val;
 		}
-		say(exp, en, "xattr %s = \"%.*s\"", x->str, (int)(x->value_len > 60 ? 60 : x->value_len), x->value);
+		judge_say(exp, en, "xattr %s = \"%.*s\"", x->str, (int)(x->value_len > 60 ? 60 : x->value_len), x->value);
 		if (val)
-			say(obs, on, "xattr %s = \"%.*s\"", x->str, (int)(len > 60 ? 60 : len), val);
+			judge_say(obs, on, "xattr %s = \"%.*s\"", x->str, (int)(len > 60 ? 60 : len), val);
 		else
-			say(obs, on, "no xattr %s", x->str);
+			judge_say(obs, on, "no xattr %s", x->str);
 		int ok = val && len == x->value_len && !memcmp(val, x->value, len);
 		free(uv);
 		return ok;
 	}
 	case WX_TARGET:
-		say(exp, en, "a symlink to '%s'", x->str);
-		say(obs, on, t->type == 'l' ? "a symlink to '%s'" : "a %s", t->type == 'l' ? t->target : type_word(t->type));
+		judge_say(exp, en, "a symlink to '%s'", x->str);
+		judge_say(obs, on, t->type == 'l' ? "a symlink to '%s'" : "a %s", t->type == 'l' ? t->target : type_word(t->type));
 		return t->type == 'l' && t->target && !strcmp(t->target, x->str);
 	case WX_ABSENT:
 	case WX_NKINDS:
@@ -269,15 +261,15 @@ void expect_judge(const struct sim *s, const struct op_result *res, const struct
 		const struct wl_expect *x = &w->expects[i];
 		struct verdict *v = judgement_add(out);
 		v->model = MODEL_EXPECT;
-		say(v->rule, sizeof(v->rule), "expect");
-		say(v->cite, sizeof(v->cite), "%s:%d: %s", w->file ? w->file : "workload", x->line, x->text);
+		judge_say(v->rule, sizeof(v->rule), "expect");
+		judge_say(v->cite, sizeof(v->cite), "%s:%d: %s", w->file ? w->file : "workload", x->line, x->text);
 		v->op = k;
 		v->trigger = k;
-		say(v->path, sizeof(v->path), "%s", x->path);
+		judge_say(v->path, sizeof(v->path), "%s", x->path);
 		int ok = check(s, x, st->nodes, st->n_nodes, v->expected, sizeof(v->expected), v->observed,
 			       sizeof(v->observed));
 		v->kind = ok ? V_KEPT : V_LOST;
-		say(v->reason, sizeof(v->reason), "%s: the workload expects '%s' once op %d `%s` completed (line %d), %s: "
+		judge_say(v->reason, sizeof(v->reason), "%s: the workload expects '%s' once op %d `%s` completed (line %d), %s: "
 			 "expected %s, found %s",
 		    ok ? "kept" : "LOST", x->text, k, optx, x->line, ok ? "and it holds" : "but it does not", v->expected,
 		    v->observed);

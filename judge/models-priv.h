@@ -49,6 +49,9 @@ struct rule {
 	const char *cite;         /* the section of docs/guarantees.md and what the code does, one line */
 };
 
+/* snprintf for sentences: a long path makes the sentence shorter, never wrong. */
+void judge_say(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 extern const struct rule model_rule_table[];
 extern const size_t model_nrules;
 

@@ -20,9 +20,7 @@
 #include "core/fs.h"
 #include "core/util.h"
 
-/* snprintf for sentences: a long path makes the sentence shorter, never wrong. */
-static void say(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t n, const char *fmt, ...)
+void judge_say(char *buf, size_t n, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -81,7 +79,7 @@ static const char *mount_opt(const char *opts, const char *name, char *buf, size
 	for (const char *p = opts; p && *p;) {
 		size_t l = strcspn(p, ",");
 		if (l > nl && !strncmp(p, name, nl) && p[nl] == '=') {
-			say(buf, n, "%.*s", (int)(l - nl - 1), p + nl + 1);
+			judge_say(buf, n, "%.*s", (int)(l - nl - 1), p + nl + 1);
 			found = buf;
 		}
 		p += l;
@@ -146,7 +144,7 @@ int models_select(const char *list, const char *fs, const char *mount_opts, cons
 			const char *near = nearest_word(t, names);
 			char hint[64] = "";
 			if (near)
-				say(hint, sizeof(hint), "; did you mean '%s'?", near);
+				judge_say(hint, sizeof(hint), "; did you mean '%s'?", near);
 			errbuf_set(e, EXIT_USAGE, "unknown model '%s'%s (choose from sequential, posix, ext4, xfs, btrfs, "
 				   "f2fs-posix, f2fs-strict, somc, barrier, fiemap_sync, expect, all)", t, hint);
 			free(copy);

@@ -50,15 +50,6 @@
 #include "core/util.h"
 #include "judge/models-priv.h"
 
-/* snprintf for sentences: a long path makes the sentence shorter, never wrong. */
-static void say(char *buf, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void say(char *buf, size_t n, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(buf, n, fmt, ap);
-	va_end(ap);
-}
 
 /* One group of pieces judged together: one rule, trigger, op, aspect and object. */
 struct group {
@@ -725,11 +716,11 @@ static void op_text(const struct sim *s, int op, char *buf, size_t n)
 {
 	char t[300];
 	if (op <= 0) {
-		say(buf, n, "the empty file system");
+		judge_say(buf, n, "the empty file system");
 		return;
 	}
 	wl_format(s->ops[op - 1].op, t, sizeof(t));
-	say(buf, n, "op %d `%s`", op, t);
+	judge_say(buf, n, "op %d `%s`", op, t);
 }
 
 struct verdict *judgement_add(struct judgement *o)
@@ -758,20 +749,20 @@ static void emit_prefix(struct judge *j, const struct group *g, const struct tal
 	v->kind = t->kind;
 	v->op = g->op;
 	v->trigger = g->trigger;
-	say(v->rule, sizeof(v->rule), "%s", g->rule->id);
-	say(v->cite, sizeof(v->cite), "%s", g->rule->cite);
+	judge_say(v->rule, sizeof(v->rule), "%s", g->rule->id);
+	judge_say(v->cite, sizeof(v->cite), "%s", g->rule->cite);
 	if (t->kind == V_KEPT) {
-		say(v->expected, sizeof(v->expected), "the program's state after some op at or after op %d",
+		judge_say(v->expected, sizeof(v->expected), "the program's state after some op at or after op %d",
 		    j->last_persisted);
-		say(v->observed, sizeof(v->observed), "the program's state after op %d", g->op);
-		say(v->reason, sizeof(v->reason),
+		judge_say(v->observed, sizeof(v->observed), "the program's state after op %d", g->op);
+		judge_say(v->reason, sizeof(v->reason),
 		    "kept: the state is the program's state after op %d, so sequential's promise holds (%s)", g->op,
 		    g->rule->id);
 	} else {
-		say(v->expected, sizeof(v->expected), "the program's state after some op at or after op %d",
+		judge_say(v->expected, sizeof(v->expected), "the program's state after some op at or after op %d",
 		    j->last_persisted);
-		say(v->observed, sizeof(v->observed), "no such state");
-		say(v->reason, sizeof(v->reason),
+		judge_say(v->observed, sizeof(v->observed), "no such state");
+		judge_say(v->reason, sizeof(v->reason),
 		    "LOST: sequential promises %s (%s), but the state is no program state after op %d or later%s%.600s",
 		    g->rule->promise, g->rule->id, j->last_persisted, j->ex.explained ? "" : ": ",
 		    j->ex.explained ? "" : j->ex.diff);
@@ -792,8 +783,8 @@ static void emit_group(struct judge *j, const struct group *g)
 	v->op = g->op;
 	v->trigger = g->trigger;
 	v->kind = t.kind;
-	say(v->rule, sizeof(v->rule), "%s", g->rule ? g->rule->id : "unpromised");
-	say(v->cite, sizeof(v->cite), "%s", g->rule ? g->rule->cite : "no rule of the model covers it");
+	judge_say(v->rule, sizeof(v->rule), "%s", g->rule ? g->rule->id : "unpromised");
+	judge_say(v->cite, sizeof(v->cite), "%s", g->rule ? g->rule->cite : "no rule of the model covers it");
 	size_t c = t.n_missing ? t.first_missing : t.first;
 	const struct sim_change *ch = &s->ch[c];
 	v->piece = (long)c;
@@ -804,61 +795,61 @@ static void emit_group(struct judge *j, const struct group *g)
 	const char *sub = (ch->f.kind == SF_BLOCK || ch->f.kind == SF_XATTR) && strchr(fpath, ' ') ? strchr(fpath, ' ') + 1
 												      : NULL;
 	explain_value_desc(s, &ch->f, ch->val, val, sizeof(val));
-	say(v->expected, sizeof(v->expected), "%s%s%s", sub ? sub : "", sub ? ": " : "", val);
+	judge_say(v->expected, sizeof(v->expected), "%s%s%s", sub ? sub : "", sub ? ": " : "", val);
 	explain_observed_desc(&j->ex, &ch->f, val, sizeof(val));
-	say(v->observed, sizeof(v->observed), "%s%s%s", sub ? sub : "", sub ? ": " : "", val);
+	judge_say(v->observed, sizeof(v->observed), "%s%s%s", sub ? sub : "", sub ? ": " : "", val);
 	char optx[320], trig[400], where[320];
 	op_text(s, g->op, optx, sizeof(optx));
 	if (g->aspect == 'n')
-		say(where, sizeof(where), "at '%s'", v->path);
+		judge_say(where, sizeof(where), "at '%s'", v->path);
 	else
-		say(where, sizeof(where), "in the %s of '%s'", aspect_word(g->aspect), v->path);
+		judge_say(where, sizeof(where), "in the %s of '%s'", aspect_word(g->aspect), v->path);
 	size_t total = t.n_ok + t.n_missing;
 	char pieces[96] = "";
 	if (total > 1)
-		say(pieces, sizeof(pieces), " (%zu of its %zu pieces there)", t.n_ok, total);
+		judge_say(pieces, sizeof(pieces), " (%zu of its %zu pieces there)", t.n_ok, total);
 	if (g->promised) {
 		char tt[320];
 		op_text(s, g->trigger, tt, sizeof(tt));
 		if ((g->rule->covers & C_PREFIX) && g->later) {
-			say(v->reason, sizeof(v->reason),
+			judge_say(v->reason, sizeof(v->reason),
 			    "LOST: sequential promises %s (%s); the nearest is the state after op %d, but the state already "
 			    "shows %s %s%s, without everything before it: expected %s, found %s",
 			    g->rule->promise, g->rule->id, g->trigger, optx, where, pieces, v->expected, v->observed);
 			return;
 		}
 		if (g->rule->covers & C_PREFIX) {
-			say(v->reason, sizeof(v->reason),
+			judge_say(v->reason, sizeof(v->reason),
 			    "LOST: sequential promises %s (%s); the nearest is the state after op %d, but %s is missing %s%s: "
 			    "expected %s, found %s",
 			    g->rule->promise, g->rule->id, g->trigger, optx, where, pieces, v->expected, v->observed);
 			return;
 		}
 		if (g->rule->covers & C_ORDER)
-			say(trig, sizeof(trig), "every explanation of the state shows %s, which depends on it", tt);
+			judge_say(trig, sizeof(trig), "every explanation of the state shows %s, which depends on it", tt);
 		else if (g->rule->covers & C_BAR_DATA)
-			say(trig, sizeof(trig), "%s succeeded and a later witness is visible or durable", tt);
+			judge_say(trig, sizeof(trig), "%s succeeded and a later witness is visible or durable", tt);
 		else
-			say(trig, sizeof(trig), "%s completed", tt);
+			judge_say(trig, sizeof(trig), "%s completed", tt);
 		if (t.kind == V_LOST)
-			say(v->reason, sizeof(v->reason),
+			judge_say(v->reason, sizeof(v->reason),
 			    "LOST: %s, which promises %s (%s), but %s is missing %s%s: expected %s, found %s", trig,
 			    g->rule->promise, g->rule->id, optx, where, pieces, v->expected, v->observed);
 		else
-			say(v->reason, sizeof(v->reason), "kept: %s, which promises %s (%s), and %s is there %s (%s)", trig,
+			judge_say(v->reason, sizeof(v->reason), "kept: %s, which promises %s (%s), and %s is there %s (%s)", trig,
 			    g->rule->promise, g->rule->id, optx, where, v->observed);
 	} else {
 		char why[200];
 		if (g->rule)
-			say(why, sizeof(why), "no later witness of the barrier is visible or durable, so %s does not yet promise",
+			judge_say(why, sizeof(why), "no later witness of the barrier is visible or durable, so %s does not yet promise",
 			    g->rule->id);
 		else
-			say(why, sizeof(why), "no rule promises");
+			judge_say(why, sizeof(why), "no rule promises");
 		if (t.kind == V_GONE)
-			say(v->reason, sizeof(v->reason), "gone: %s %s %s, and it is missing%s: expected %s, found %s", why,
+			judge_say(v->reason, sizeof(v->reason), "gone: %s %s %s, and it is missing%s: expected %s, found %s", why,
 			    optx, where, pieces, v->expected, v->observed);
 		else
-			say(v->reason, sizeof(v->reason), "bonus: %s %s %s, yet it persisted (%s)", why, optx, where,
+			judge_say(v->reason, sizeof(v->reason), "bonus: %s %s %s, yet it persisted (%s)", why, optx, where,
 			    v->observed);
 	}
 }
@@ -870,8 +861,8 @@ static struct verdict *universal_verdict(struct judge *j, int u, int broken)
 {
 	struct verdict *v = new_verdict(j);
 	v->model = MODEL_UNIVERSAL;
-	say(v->rule, sizeof(v->rule), "%s", model_universal[u].id);
-	say(v->cite, sizeof(v->cite), "%s", model_universal[u].cite);
+	judge_say(v->rule, sizeof(v->rule), "%s", model_universal[u].id);
+	judge_say(v->cite, sizeof(v->cite), "%s", model_universal[u].cite);
 	v->kind = broken ? V_BROKEN : V_KEPT;
 	return v;
 }
@@ -1032,35 +1023,35 @@ static void judge_u4(struct judge *j)
 		reported |= f != U4_OK;
 		switch (f) {
 		case U4_OK:
-			say(v->path, sizeof(v->path), "%s", bpath);
-			say(v->expected, sizeof(v->expected), exchange ? "both names swapped, or neither" :
+			judge_say(v->path, sizeof(v->path), "%s", bpath);
+			judge_say(v->expected, sizeof(v->expected), exchange ? "both names swapped, or neither" :
 								     "'%.120s' names the old or the new file", bpath);
-			say(v->observed, sizeof(v->observed), "as promised");
-			say(v->reason, sizeof(v->reason), "kept: %s %s atomically (U4)", optx,
+			judge_say(v->observed, sizeof(v->observed), "as promised");
+			judge_say(v->reason, sizeof(v->reason), "kept: %s %s atomically (U4)", optx,
 			    exchange ? "exchanged the two names" : "replaced its destination");
 			break;
 		case U4_MISSING:
-			say(v->path, sizeof(v->path), "%s", bpath);
-			say(v->expected, sizeof(v->expected), "'%.120s' names the old or the new file", bpath);
-			say(v->observed, sizeof(v->observed), "'%.150s' is missing", bpath);
-			say(v->reason, sizeof(v->reason),
+			judge_say(v->path, sizeof(v->path), "%s", bpath);
+			judge_say(v->expected, sizeof(v->expected), "'%.120s' names the old or the new file", bpath);
+			judge_say(v->observed, sizeof(v->observed), "'%.150s' is missing", bpath);
+			judge_say(v->reason, sizeof(v->reason),
 			    "broken: %s replaces '%s', which existed before, so '%s' must name the old or the new file after a "
 			    "crash (U4), but it is missing and no op removed it",
 			    optx, bpath, bpath);
 			break;
 		case U4_BOTH:
-			say(v->path, sizeof(v->path), "%s", apath);
-			say(v->expected, sizeof(v->expected), "the %s under one of '%.80s' and '%.80s'",
+			judge_say(v->path, sizeof(v->path), "%s", apath);
+			judge_say(v->expected, sizeof(v->expected), "the %s under one of '%.80s' and '%.80s'",
 			    s->in[dst->val].type == 'd' ? "directory" : "file", apath, bpath);
-			say(v->observed, sizeof(v->observed), "under both");
-			say(v->reason, sizeof(v->reason), "broken: after %s the renamed %s is visible under both '%s' and '%s' (U4)",
+			judge_say(v->observed, sizeof(v->observed), "under both");
+			judge_say(v->reason, sizeof(v->reason), "broken: after %s the renamed %s is visible under both '%s' and '%s' (U4)",
 			    optx, s->in[dst->val].type == 'd' ? "directory" : "file", apath, bpath);
 			break;
 		case U4_HALF_EXCHANGE:
-			say(v->path, sizeof(v->path), "%s", apath);
-			say(v->expected, sizeof(v->expected), "'%.80s' and '%.80s' both swapped, or neither", apath, bpath);
-			say(v->observed, sizeof(v->observed), "only one of them swapped");
-			say(v->reason, sizeof(v->reason),
+			judge_say(v->path, sizeof(v->path), "%s", apath);
+			judge_say(v->expected, sizeof(v->expected), "'%.80s' and '%.80s' both swapped, or neither", apath, bpath);
+			judge_say(v->observed, sizeof(v->observed), "only one of them swapped");
+			judge_say(v->reason, sizeof(v->reason),
 			    "broken: %s must swap '%s' and '%s' together (U4), but the state shows only one name changed, so "
 			    "one inode is under both names and the other is lost",
 			    optx, apath, bpath);
@@ -1076,11 +1067,11 @@ static void judge_u4(struct judge *j)
 	if (twice && !reported) {
 		const struct ex_world *W = &e->w[e->primary];
 		struct verdict *v = universal_verdict(j, U4, 1);
-		say(v->path, sizeof(v->path), "%s", e->nodes[W->dir_twice_node[1]].path);
-		say(v->expected, sizeof(v->expected), "one name per directory");
-		say(v->observed, sizeof(v->observed), "'%.100s' and '%.100s'", e->nodes[W->dir_twice_node[0]].path,
+		judge_say(v->path, sizeof(v->path), "%s", e->nodes[W->dir_twice_node[1]].path);
+		judge_say(v->expected, sizeof(v->expected), "one name per directory");
+		judge_say(v->observed, sizeof(v->observed), "'%.100s' and '%.100s'", e->nodes[W->dir_twice_node[0]].path,
 		    e->nodes[W->dir_twice_node[1]].path);
-		say(v->reason, sizeof(v->reason), "broken: the directory is visible under two names, '%s' and '%s' (U4)",
+		judge_say(v->reason, sizeof(v->reason), "broken: the directory is visible under two names, '%s' and '%s' (U4)",
 		    e->nodes[W->dir_twice_node[0]].path, e->nodes[W->dir_twice_node[1]].path);
 	}
 }
@@ -1115,9 +1106,9 @@ static void judge_u5(struct judge *j)
 		struct verdict *v = universal_verdict(j, U5, broken);
 		v->trigger = y;
 		if (!broken) {
-			say(v->expected, sizeof(v->expected), "every earlier op");
-			say(v->observed, sizeof(v->observed), "all there");
-			say(v->reason, sizeof(v->reason), "kept: %s completed and every earlier op persisted (U5)", optx);
+			judge_say(v->expected, sizeof(v->expected), "every earlier op");
+			judge_say(v->observed, sizeof(v->observed), "all there");
+			judge_say(v->reason, sizeof(v->reason), "kept: %s completed and every earlier op persisted (U5)", optx);
 			continue;
 		}
 		const struct sim_change *ch = &s->ch[miss];
@@ -1127,7 +1118,7 @@ static void judge_u5(struct judge *j)
 		explain_field_path(e, &ch->f, y, v->path, sizeof(v->path));
 		explain_value_desc(s, &ch->f, ch->val, v->expected, sizeof(v->expected));
 		explain_observed_desc(e, &ch->f, v->observed, sizeof(v->observed));
-		say(v->reason, sizeof(v->reason),
+		judge_say(v->reason, sizeof(v->reason),
 		    "broken: %s completed, so every earlier op must persist (U5), but %s did not: %s expected %s, found %s",
 		    optx, mtx, v->path, v->expected, v->observed);
 	}
@@ -1138,29 +1129,29 @@ static void judge_universal(struct judge *j)
 	const struct check_report *st = j->st;
 	if (st->fsck_status >= 0) {
 		struct verdict *v = universal_verdict(j, U2, !st->fsck_clean);
-		say(v->expected, sizeof(v->expected), "fsck clean");
-		say(v->observed, sizeof(v->observed), st->fsck_clean ? "clean" : "exit status %d", st->fsck_status);
+		judge_say(v->expected, sizeof(v->expected), "fsck clean");
+		judge_say(v->observed, sizeof(v->observed), st->fsck_clean ? "clean" : "exit status %d", st->fsck_status);
 		if (st->fsck_clean)
-			say(v->reason, sizeof(v->reason), "kept: fsck found nothing to fix (U2)");
+			judge_say(v->reason, sizeof(v->reason), "kept: fsck found nothing to fix (U2)");
 		else
-			say(v->reason, sizeof(v->reason), "broken: the file system's fsck reports corruption (U2): exit status %d",
+			judge_say(v->reason, sizeof(v->reason), "broken: the file system's fsck reports corruption (U2): exit status %d",
 			    st->fsck_status);
 	}
 	struct verdict *v = universal_verdict(j, U3, !j->ex.explained);
-	say(v->expected, sizeof(v->expected), "S0 plus some set of op pieces");
+	judge_say(v->expected, sizeof(v->expected), "S0 plus some set of op pieces");
 	if (j->ex.explained) {
-		say(v->observed, sizeof(v->observed), "explained%s", j->ex.ntorn ? " (with pieces seen in part)" : "");
-		say(v->reason, sizeof(v->reason), "kept: %s (U3)%s",
+		judge_say(v->observed, sizeof(v->observed), "explained%s", j->ex.ntorn ? " (with pieces seen in part)" : "");
+		judge_say(v->reason, sizeof(v->reason), "kept: %s (U3)%s",
 		    j->ex.setup_state ? "the state is the setup state: nothing of the run is needed to explain it"
 				      : "some set of op pieces replayed in program order gives the state",
 		    j->ex.ntorn ? "; some writes are seen in part (a torn block or a partly written-back size)" : "");
 	} else {
-		say(v->observed, sizeof(v->observed), "unexplainable");
-		say(v->reason, sizeof(v->reason), "broken: no set of op pieces explains the state (U3): %.900s", j->ex.diff);
+		judge_say(v->observed, sizeof(v->observed), "unexplainable");
+		judge_say(v->reason, sizeof(v->reason), "broken: no set of op pieces explains the state (U3): %.900s", j->ex.diff);
 		const char *q = strchr(j->ex.diff, '\'');
 		const char *qe = q ? strchr(q + 1, '\'') : NULL;
 		if (qe)
-			say(v->path, sizeof(v->path), "%.*s", (int)(qe - q - 1), q + 1);
+			judge_say(v->path, sizeof(v->path), "%.*s", (int)(qe - q - 1), q + 1);
 	}
 	judge_u4(j);
 	judge_u5(j);
@@ -1182,23 +1173,23 @@ void model_judge(const struct sim *s, const struct op_result *res, const struct 
 		}
 	if (!st->mount_ok) {
 		struct verdict *v = universal_verdict(&j, U1, 1);
-		say(v->expected, sizeof(v->expected), "mounts");
-		say(v->observed, sizeof(v->observed), "does not mount");
-		say(v->reason, sizeof(v->reason), "broken: the file system does not mount after the crash (U1)");
-		say(out->diff, sizeof(out->diff), "the state did not mount");
+		judge_say(v->expected, sizeof(v->expected), "mounts");
+		judge_say(v->observed, sizeof(v->observed), "does not mount");
+		judge_say(v->reason, sizeof(v->reason), "broken: the file system does not mount after the crash (U1)");
+		judge_say(out->diff, sizeof(out->diff), "the state did not mount");
 		out->marks = xmalloc(s->w->n + 1);
 		for (size_t i = 0; i < s->w->n; i++)
 			out->marks[i] = s->w->ops[i].section == WL_SETUP ? EX_MARK_SETUP : EX_MARK_UNSEEN;
 		out->marks[s->w->n] = '\0';
 	} else {
 		struct verdict *v = universal_verdict(&j, U1, 0);
-		say(v->expected, sizeof(v->expected), "mounts");
-		say(v->observed, sizeof(v->observed), "mounts");
-		say(v->reason, sizeof(v->reason), "kept: the file system mounts after the crash (U1)");
+		judge_say(v->expected, sizeof(v->expected), "mounts");
+		judge_say(v->observed, sizeof(v->observed), "mounts");
+		judge_say(v->reason, sizeof(v->reason), "kept: the file system mounts after the crash (U1)");
 		explain_state(&j.ex, s, st->nodes, st->n_nodes, j.last_completed);
 		out->explained = j.ex.explained;
 		out->setup_state = j.ex.setup_state;
-		say(out->diff, sizeof(out->diff), "%s", j.ex.diff);
+		judge_say(out->diff, sizeof(out->diff), "%s", j.ex.diff);
 		out->marks = xstrdup(j.ex.marks);
 		judge_universal(&j);
 		j.covered = xcalloc(s->nch ? s->nch : 1, 1);
