@@ -211,7 +211,11 @@ void explain_value_desc(const struct sim *s, const struct sim_field *f, int64_t 
 		snprintf(buf, n, "mode %04" PRIo64, v);
 		return;
 	case SF_SIZE:
-		snprintf(buf, n, "size %" PRId64, v);
+		if (v >= 1024 && v % 1024 == 0)
+			snprintf(buf, n, "size %" PRId64 " (%" PRId64 " %s)", v, v % (1024 * 1024) ? v / 1024 : v / (1024 * 1024),
+				 v % (1024 * 1024) ? "KiB" : "MiB");
+		else
+			snprintf(buf, n, "size %" PRId64, v);
 		return;
 	case SF_BLOCK: {
 		char tok[24];
