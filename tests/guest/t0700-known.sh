@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The known-answer suite: xfstests' power-failure tests translated into
+# workloads (tests/known/*.wl), each run on the file systems its source test
+# covers ("# fs:" line). Every [expect] line must be kept in every crash
+# state after the last persistence op, no universal rule may break, and the
+# default models may report nothing LOST. A case that a file system fails
+# for a reason found and named says so in its header:
+#     # fails FS: real bug | translation: why (and the upstream fix)
+# and is then reported as a known failure, still checked to fail the same way
+# (so a fixed kernel or a fixed translation shows up).
+# CRASHLAB_KNOWN=PATTERN runs only the cases whose name contains it.
+. "$(dirname "$0")/../lib.sh"
+
+db="$T/known.db"
+q() { sqlite3 -batch -noheader "$db" "$@"; }
+table="$T/table"
+: >"$table"
+ncase=0
+for wl in tests/known/*.wl; do
+	name=$(basename "$wl" .wl)
+	case "$name" in *"${CRASHLAB_KNOWN:-}"*) ;; *) continue ;; esac
+	ncase=$((ncase + 1))
+	fss=$(sed -n 's/^# fs: *//p' "$wl" | head -n 1)
+	if [ -z "$fss" ]; then not_ok "$name: no '# fs:' line"; continue; fi
+	list=$(echo "$fss" | tr ' ' ',')
+	"$CRASHLAB" run "$wl" --fs "$list" --db "$db" >"$T/out" 2>"$T/err" </dev/null
+	rc=$?
+	if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
+		not_ok "$name: crashlab run exited $rc"
+		tail -n 5 "$T/err" | sed 's/^/    | /'
+		continue
+	fi
+	run=$(q "SELECT max(id) FROM runs")
+	for fs in $fss; do
+		v() { q "SELECT count(*) FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id
+			 WHERE f.run_id = $run AND f.fs = '$fs' AND $1"; }
+		kept=$(v "v.model = 'expect' AND v.verdict = 'kept'")
+		lost=$(v "v.model = 'expect' AND v.verdict = 'LOST'")
+		other=$(v "((v.verdict = 'LOST' AND v.model <> 'expect') OR v.verdict = 'broken')")
+		judged=$(q "SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = $run AND f.fs = '$fs' AND s.judged = 1")
+		nexp=$(awk -v fs="$fs" '/^\[expect/ { inx = 1; h = $0; gsub(/[][]/, " ", h); n = split(h, a, " ")
+			app = n == 1; for (i = 2; i <= n; i++) if (a[i] == fs) app = 1; next }
+			inx && app && NF && $1 !~ /^#/ { c++ } END { print c + 0 }' "$wl")
+		known=$(sed -n "s/^# fails $fs: *//p" "$wl" | head -n 1)
+		if [ "$lost" = 0 ] && [ "$other" = 0 ] && [ "$judged" -ge 1 ] && { [ "$nexp" = 0 ] || [ "$kept" -ge "$nexp" ]; }; then
+			result=pass
+		else
+			result=fail
+		fi
+		if [ -n "$known" ]; then
+			if [ "$result" = fail ]; then
+				ok "$name on $fs: fails as its header says ($known)"
+				echo "$name $fs known-failure" >>"$table"
+			else
+				not_ok "$name on $fs: passes now, but its header says it fails ($known): update the header"
+				echo "$name $fs pass-unexpected" >>"$table"
+			fi
+		elif [ "$result" = pass ]; then
+			ok "$name on $fs: $kept expectations kept, nothing LOST or broken"
+			echo "$name $fs pass" >>"$table"
+		else
+			not_ok "$name on $fs: expect LOST $lost, kept $kept of $nexp per state, other LOST/broken $other, judged states $judged"
+			"$CRASHLAB" report "$run" --db "$db" 2>/dev/null | grep -E "^(== $fs|state|   (LOST|broken))" | head -n 12 | sed 's/^/    | /'
+			echo "$name $fs FAIL" >>"$table"
+		fi
+	done
+done
+if [ "$ncase" -ge 30 ] || [ -n "${CRASHLAB_KNOWN:-}" ]; then
+	ok "the known-answer suite has $ncase cases"
+else
+	not_ok "the known-answer suite has $ncase cases (at least 30 expected)"
+fi
+# the case x fs table, for the log
+awk '{ r[$1] = r[$1] sprintf(" %s:%s", $2, $3) } END { for (c in r) print "# " c r[c] }' "$table" | sort

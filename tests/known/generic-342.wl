@@ -1,0 +1,16 @@
+# xfstests generic/342: rename a file, write a new one under the old name, fsync the new one
+# a/foo (16 KiB) is committed, renamed to a/bar, and a new a/foo is written and
+# fsynced. After the crash a must hold both names, each with its own data.
+# fs: ext4 xfs btrfs
+# translation: f2fs is dropped because the source mounts it with -o fsync_mode=strict and crashlab's default f2fs mount does not promise this; the md5 checks are data comparisons
+[setup]
+mkdir a
+write a/foo 0 16K
+[run]
+rename a/foo a/bar
+write a/foo 0 16K
+fsync a/foo
+[expect ext4 xfs btrfs]
+a lists bar foo
+a/foo data 4
+a/bar data 3

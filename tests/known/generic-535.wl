@@ -1,0 +1,18 @@
+# xfstests generic/535: chmod then fsync, on a file and on a directory
+# A file and a directory are given mode 0777 and committed; each is then changed
+# to 0755 and fsynced. After the crash both must show mode 0755.
+# fs: ext4 xfs btrfs f2fs
+# translation: the source checks the file and the directory in two separate crashes; here they share one workload
+[setup]
+creat testfile
+chmod testfile 0777
+mkdir testdir
+chmod testdir 0777
+[run]
+chmod testfile 0755
+fsync testfile
+chmod testdir 0755
+fsync testdir
+[expect]
+testfile mode 0755
+testdir mode 0755
