@@ -2,6 +2,7 @@
 # A file and a directory are given mode 0777 and committed; each is then changed
 # to 0755 and fsynced. After the crash both must show mode 0755.
 # fs: ext4 xfs btrfs f2fs
+# flaky f2fs: real behaviour, seen about one run in four: fsync testfile returns without any write or flush reaching the disk (its log position does not move), so a crash before fsync testdir shows mode 0777, and posix's fsync.file is LOST; no upstream fix identified
 # translation: the source checks the file and the directory in two separate crashes; here they share one workload
 [setup]
 creat testfile
