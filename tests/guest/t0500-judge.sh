@@ -123,6 +123,16 @@ for fs in ext4 xfs; do
 	if [ "$n" -ge 1 ]; then ok "$fs: f visible after fiemap_sync holds the data (kept $n)"; else not_ok "$fs: no kept fiemap_sync verdict"; fi
 done
 
+# Defaults follow the mount: f2fs with fsync_mode=strict is judged by f2fs-strict, and the report says so.
+expect_exit 0 "the seed on f2fs with fsync_mode=strict" -- "$CRASHLAB" run tutorials/seed/seed.wl --fs f2fs --mount-opts f2fs:fsync_mode=strict --db "$db"
+expect_grep "$T/out" "^f2fs +f2fs-strict +0 +0 " "the run table counts f2fs-strict, chosen by the mount option"
+m=$(q "SELECT models FROM fsruns WHERE run_id = (SELECT max(id) FROM runs)")
+if [ "$m" = "posix,f2fs-strict" ]; then ok "the fs run is judged by posix and f2fs-strict"; else not_ok "the fs run's models: '$m'"; fi
+n=$(count kept f2fs-strict "AND v.path = 'A/bar'")
+if [ "$n" -ge 1 ]; then ok "f2fs-strict's promise of A/bar is kept ($n)"; else not_ok "no kept f2fs-strict verdict on A/bar"; fi
+expect_exit 0 "report of the strict run" -- "$CRASHLAB" report last --db "$db"
+expect_grep "$T/out" "^== f2fs: models posix, f2fs-strict \(and U1-U5\), mount options fsync_mode=strict" "its header names the mount options and the models"
+
 # Bad input.
 expect_exit 66 "report on a run that does not exist" -- "$CRASHLAB" report 999 --db "$db"
 expect_grep "$T/err" "run 999 does not exist" "says so"

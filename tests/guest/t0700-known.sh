@@ -11,6 +11,9 @@
 # and goes from run to run is marked
 #     # flaky FS: why
 # and reported either way without failing the suite.
+# A case whose source test mounts a file system with options says so,
+#     # mount-opts: f2fs:fsync_mode=strict
+# and runs with them (the default models follow: f2fs-strict here).
 # CRASHLAB_KNOWN=PATTERN runs only the cases whose name contains it.
 . "$(dirname "$0")/../lib.sh"
 
@@ -26,7 +29,9 @@ for wl in tests/known/*.wl; do
 	fss=$(sed -n 's/^# fs: *//p' "$wl" | head -n 1)
 	if [ -z "$fss" ]; then not_ok "$name: no '# fs:' line"; continue; fi
 	list=$(echo "$fss" | tr ' ' ',')
-	"$CRASHLAB" run "$wl" --fs "$list" --db "$db" >"$T/out" 2>"$T/err" </dev/null
+	mo=()
+	while read -r opt; do mo+=(--mount-opts "$opt"); done < <(sed -n 's/^# mount-opts: *//p' "$wl")
+	"$CRASHLAB" run "$wl" --fs "$list" ${mo[@]+"${mo[@]}"} --db "$db" >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
 	if [ $rc -ne 0 ] && [ $rc -ne 1 ]; then
 		not_ok "$name: crashlab run exited $rc"

@@ -2,8 +2,9 @@
 # testdir/foo and its second name bar are committed. foo is renamed to qwerty, bar
 # to foo, and a new bar is created and fsynced. After the crash testdir must hold
 # bar, foo and qwerty.
-# fs: ext4 xfs btrfs
-# translation: f2fs is dropped because the source mounts it with -o fsync_mode=strict and crashlab's default f2fs mount does not promise this
+# fs: ext4 xfs btrfs f2fs
+# mount-opts: f2fs:fsync_mode=strict
+# translation: f2fs runs with -o fsync_mode=strict, as the source mounts it
 [setup]
 mkdir testdir
 creat testdir/foo
@@ -13,5 +14,5 @@ rename testdir/foo testdir/qwerty
 rename testdir/bar testdir/foo
 creat testdir/bar
 fsync testdir/bar
-[expect ext4 xfs btrfs]
+[expect]
 testdir lists bar foo qwerty

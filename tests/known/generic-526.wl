@@ -3,8 +3,9 @@
 # fname2 becomes fname4, fname3 gets the extra name fname2, and a new fname1
 # ("bar") is written and fsynced. After the crash every name must lead to the
 # right content.
-# fs: ext4 xfs btrfs
-# translation: f2fs is dropped because the source mounts it with -o fsync_mode=strict and crashlab's default f2fs mount does not promise this
+# fs: ext4 xfs btrfs f2fs
+# mount-opts: f2fs:fsync_mode=strict
+# translation: f2fs runs with -o fsync_mode=strict, as the source mounts it
 [setup]
 mkdir testdir
 write testdir/fname1 "foo"
@@ -15,7 +16,7 @@ rename testdir/fname2 testdir/fname4
 link testdir/fname3 testdir/fname2
 write testdir/fname1 "bar"
 fsync testdir/fname1
-[expect ext4 xfs btrfs]
+[expect]
 testdir/fname1 text "bar"
 testdir/fname2 text "foo"
 testdir/fname3 text "foo"

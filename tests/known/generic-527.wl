@@ -3,8 +3,9 @@
 # link to fname3, and a new fname1 is written and fsynced. In testdir2, a and
 # zz_link swap names through tmp, zz becomes a2, and a new zz is written and
 # fsynced. After the crash every name must lead to the right content.
-# fs: ext4 xfs btrfs
-# translation: a close of fname2 precedes its unlink so the deleted inode is not left open (the source's rm had no open descriptor); f2fs is dropped because the source mounts it with -o fsync_mode=strict and crashlab's default f2fs mount does not promise this
+# fs: ext4 xfs btrfs f2fs
+# mount-opts: f2fs:fsync_mode=strict
+# translation: a close of fname2 precedes its unlink so the deleted inode is not left open (the source's rm had no open descriptor); f2fs runs with -o fsync_mode=strict, as the source mounts it
 [setup]
 mkdir testdir
 write testdir/fname1 "foo"
@@ -26,7 +27,7 @@ rename testdir2/tmp testdir2/zz_link
 rename testdir2/zz testdir2/a2
 write testdir2/zz "bar"
 fsync testdir2/zz
-[expect ext4 xfs btrfs]
+[expect]
 testdir/fname1 text "bar"
 testdir/fname2 text "foo"
 testdir/fname3 text "foo"
