@@ -769,6 +769,93 @@ static void emit_prefix(struct judge *j, const struct group *g, const struct tal
 	}
 }
 
+/* "64 KiB", "1 MiB", "100 bytes" */
+static void human_size(uint64_t n, char *buf, size_t len)
+{
+	if (n >= 1024 * 1024 && n % (1024 * 1024) == 0)
+		judge_say(buf, len, "%" PRIu64 " MiB", n / (1024 * 1024));
+	else if (n >= 1024 && n % 1024 == 0)
+		judge_say(buf, len, "%" PRIu64 " KiB", n / 1024);
+	else
+		judge_say(buf, len, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
+}
+
+/* What a data-writing op wrote, in words: "op 5's data, 64 KiB", or its
+ * short text. 0 when the op writes no data of its own. */
+static int op_data_desc(const struct sim *s, int op, char *buf, size_t len)
+{
+	const struct wl_op *o = s->ops[op - 1].op;
+	if (o->kind != WL_WRITE && o->kind != WL_APPEND && o->kind != WL_DWRITE && o->kind != WL_MMAPWRITE)
+		return 0;
+	if (o->data) {
+		if (o->data_len <= 40) {
+			judge_say(buf, len, "\"%.*s\"", (int)o->data_len, o->data);
+			return 1;
+		}
+		char h[32];
+		human_size(o->data_len, h, sizeof(h));
+		judge_say(buf, len, "op %d's text, %s", op, h);
+		return 1;
+	}
+	char h[32];
+	human_size((uint64_t)(o->len > 0 ? o->len : 0), h, sizeof(h));
+	judge_say(buf, len, "op %d's data, %s", op, h);
+	return 1;
+}
+
+/* The observed file's contents in words: "empty", "zeros, 64 KiB",
+ * "op 2's data (8 KiB), then zeros (56 KiB)", or its short text. */
+static void file_desc(const struct tree_node *t, char *buf, size_t len)
+{
+	if (t->type != 'f') {
+		judge_say(buf, len, "a %s", t->type == 'd' ? "directory" : t->type == 'l' ? "symlink" : "special file");
+		return;
+	}
+	if (!t->size) {
+		judge_say(buf, len, "an empty file");
+		return;
+	}
+	char h[32];
+	if (t->content && t->content_len == t->size && t->size <= 40) {
+		int text = 1;
+		for (size_t i = 0; i < t->content_len; i++)
+			text &= t->content[i] >= 0x20 && t->content[i] < 0x7f;
+		if (text) {
+			judge_say(buf, len, "\"%.*s\"", (int)t->content_len, (const char *)t->content);
+			return;
+		}
+	}
+	struct sbuf b = SBUF_INIT;
+	const char *p = t->blocks ? t->blocks : "";
+	uint64_t off = 0;
+	int runs = 0;
+	while (*p && runs < 3) {
+		size_t l = strcspn(p, ",");
+		uint64_t n = 0;
+		const char *q = p;
+		while (*q && !strncmp(q, p, l) && (q[l] == ',' || !q[l])) {
+			n++;
+			q += l + (q[l] == ',');
+		}
+		uint64_t bytes = off + n * TREE_BLOCK > t->size ? t->size - off : n * TREE_BLOCK;
+		human_size(bytes, h, sizeof(h));
+		if (*p == 'z')
+			sbuf_addf(&b, "%szeros (%s)", runs ? ", then " : "", h);
+		else if (*p == 'p')
+			sbuf_addf(&b, "%sop %.*s's data (%s)", runs ? ", then " : "", (int)(l - 1), p + 1, h);
+		else
+			sbuf_addf(&b, "%sother bytes (%s)", runs ? ", then " : "", h);
+		off += n * TREE_BLOCK;
+		runs++;
+		p = q;
+	}
+	if (*p)
+		sbuf_adds(&b, ", ...");
+	human_size(t->size, h, sizeof(h));
+	judge_say(buf, len, "%s in %s", b.len ? b.buf : "?", h);
+	sbuf_free(&b);
+}
+
 static void emit_group(struct judge *j, const struct group *g)
 {
 	const struct sim *s = j->s;
@@ -798,6 +885,13 @@ static void emit_group(struct judge *j, const struct group *g)
 	judge_say(v->expected, sizeof(v->expected), "%s%s%s", sub ? sub : "", sub ? ": " : "", val);
 	explain_observed_desc(&j->ex, &ch->f, val, sizeof(val));
 	judge_say(v->observed, sizeof(v->observed), "%s%s%s", sub ? sub : "", sub ? ": " : "", val);
+	/* the data of a file, several pieces: the whole file in words */
+	if (g->aspect == 'd' && g->np > 1 && g->obj.ino >= 0 && j->ex.node_of && j->ex.node_of[g->obj.ino] >= 0 &&
+	    op_data_desc(s, g->op, val, sizeof(val))) {
+		judge_say(v->expected, sizeof(v->expected), "%s", val);
+		file_desc(&j->ex.nodes[j->ex.node_of[g->obj.ino]], val, sizeof(val));
+		judge_say(v->observed, sizeof(v->observed), "%s", val);
+	}
 	char optx[320], trig[400], where[320];
 	op_text(s, g->op, optx, sizeof(optx));
 	if (g->aspect == 'n')
