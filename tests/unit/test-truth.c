@@ -280,4 +280,22 @@ TEST(expectations)
 	kit_free(&k);
 }
 
+/* A file's data in words, not block by block. */
+TEST(data_in_words)
+{
+	struct kit k;
+	start(&k, "[run]\nwrite f 64K\nfsync f\n");
+	kit_node(&k, "f", 'f', 0644, 65536, 1, 5, "p1,p1,z,z,z,z,z,z,z,z,z,z,z,z,z,z");
+	kit_judge(&k, 2);
+	const struct verdict *v = kit_find(&k, "posix", "fsync.file", "LOST");
+	CHECK(v && strstr(v->reason, "expected op 1's data, 64 KiB, found op 1's data (8 KiB), then zeros (56 KiB) in 64 KiB"),
+	      "partly there: %s", v ? v->reason : "");
+	kit_clear(&k);
+	kit_node(&k, "f", 'f', 0644, 0, 1, 5, "");
+	kit_judge(&k, 2);
+	v = kit_find(&k, "posix", "fsync.file", "LOST");
+	CHECK(v && strstr(v->reason, "found an empty file"), "empty: %s", v ? v->reason : "");
+	kit_free(&k);
+}
+
 TEST_MAIN()
