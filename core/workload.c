@@ -37,32 +37,9 @@
 
 #include "core/fs.h"
 #include "core/util.h"
+#include "core/workload-priv.h"
 
-struct tok {
-	char *s;          /* decoded text, NUL-terminated (may hold NULs if quoted) */
-	size_t len;
-	int col;          /* 1-based column of the first character */
-	int end;          /* column just past the token */
-	int quoted;
-	const char *raw;  /* the token as written in the line */
-	size_t rawlen;
-};
-
-struct toks {
-	struct tok *v;
-	size_t n, cap;
-};
-
-struct pctx {
-	const char *file;
-	int line;
-	struct errbuf *e;
-};
-
-static void perr(const struct pctx *c, int col, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void perr(const struct pctx *c, int col, const char *fmt, ...)
+void wl_perr(const struct pctx *c, int col, const char *fmt, ...)
 {
 	if (!c->e)
 		return;
@@ -122,13 +99,13 @@ static int tokenize(const struct pctx *c, const char *s, size_t n, struct toks *
 			char *buf = malloc(n - i + 1);
 			size_t bl = 0, j = i + 1;
 			if (!buf) {
-				perr(c, k.col, "out of memory");
+				wl_perr(c, k.col, "out of memory");
 				return -1;
 			}
 			for (;;) {
 				if (j >= n) {
 					free(buf);
-					perr(c, k.col, "unterminated string");
+					wl_perr(c, k.col, "unterminated string");
 					return -1;
 				}
 				if (s[j] == '"')
@@ -156,18 +133,18 @@ static int tokenize(const struct pctx *c, const char *s, size_t n, struct toks *
 				} else {
 					free(buf);
 					if (e == 'x')
-						perr(c, ecol, "bad escape '\\x': two hex digits must follow");
+						wl_perr(c, ecol, "bad escape '\\x': two hex digits must follow");
 					else if (e == '\0' || (unsigned char)e < 0x20)
-						perr(c, ecol, "bad escape: '\\' at the end of the string");
+						wl_perr(c, ecol, "bad escape: '\\' at the end of the string");
 					else
-						perr(c, ecol, "bad escape '\\%c' (use \\n \\t \\\\ \\\" or \\xHH)", e);
+						wl_perr(c, ecol, "bad escape '\\%c' (use \\n \\t \\\\ \\\" or \\xHH)", e);
 					return -1;
 				}
 			}
 			j++; /* the closing quote */
 			if (j < n && !is_blank((unsigned char)s[j]) && s[j] != '#') {
 				free(buf);
-				perr(c, (int)j + 1, "text right after a closing quote; separate the tokens with a space");
+				wl_perr(c, (int)j + 1, "text right after a closing quote; separate the tokens with a space");
 				return -1;
 			}
 			buf[bl] = '\0';
@@ -181,7 +158,7 @@ static int tokenize(const struct pctx *c, const char *s, size_t n, struct toks *
 			size_t j = i;
 			while (j < n && !is_blank((unsigned char)s[j]) && s[j] != '#') {
 				if (s[j] == '"') {
-					perr(c, (int)j + 1, "a quote inside a word; quote the whole token");
+					wl_perr(c, (int)j + 1, "a quote inside a word; quote the whole token");
 					return -1;
 				}
 				j++;
@@ -189,7 +166,7 @@ static int tokenize(const struct pctx *c, const char *s, size_t n, struct toks *
 			k.len = j - i;
 			k.s = malloc(k.len + 1);
 			if (!k.s) {
-				perr(c, k.col, "out of memory");
+				wl_perr(c, k.col, "out of memory");
 				return -1;
 			}
 			memcpy(k.s, s + i, k.len);
@@ -200,7 +177,7 @@ static int tokenize(const struct pctx *c, const char *s, size_t n, struct toks *
 		}
 		if (toks_push(t, &k) < 0) {
 			free(k.s);
-			perr(c, k.col, "out of memory");
+			wl_perr(c, k.col, "out of memory");
 			return -1;
 		}
 	}
@@ -208,12 +185,6 @@ static int tokenize(const struct pctx *c, const char *s, size_t n, struct toks *
 }
 
 /* ---- the op table ---- */
-
-struct opdef {
-	const char *name;
-	enum wl_kind kind;
-	const char *usage;
-};
 
 static const struct opdef opdefs[WL_NKINDS] = {
 	{ "mkdir", WL_MKDIR, "mkdir P [MODE]" },
@@ -259,24 +230,16 @@ const char *wl_kind_name(enum wl_kind k)
 
 /* ---- argument readers ---- */
 
-struct args {
-	const struct pctx *c;
-	const struct opdef *def;
-	struct tok *v;    /* the arguments (the op keyword excluded) */
-	size_t n;
-	int endcol;       /* where a missing argument would have been */
-};
-
-static int missing(const struct args *a, size_t i, const char *what)
+int wl_missing(const struct args *a, size_t i, const char *what)
 {
 	if (i < a->n)
 		return 0;
-	perr(a->c, a->endcol, "%s: missing %s (usage: %s)", a->def->name, what, a->def->usage);
+	wl_perr(a->c, a->endcol, "%s: missing %s (usage: %s)", a->def->name, what, a->def->usage);
 	return 1;
 }
 
 /* Show a token in a message, shortened and without control bytes. */
-static const char *shown(const struct tok *k, char *buf, size_t size)
+const char *wl_shown(const struct tok *k, char *buf, size_t size)
 {
 	size_t o = 0;
 	for (size_t i = 0; i < k->rawlen && o + 4 < size; i++) {
@@ -293,27 +256,27 @@ static const char *shown(const struct tok *k, char *buf, size_t size)
 
 static int parse_path(const struct args *a, size_t i, const char *what, char **out)
 {
-	if (missing(a, i, what))
+	if (wl_missing(a, i, what))
 		return -1;
 	const struct tok *k = &a->v[i];
 	char sb[64];
 	if (k->len == 0) {
-		perr(a->c, k->col, "empty path");
+		wl_perr(a->c, k->col, "empty path");
 		return -1;
 	}
 	if (memchr(k->s, '\0', k->len)) {
-		perr(a->c, k->col, "path %s contains a NUL byte", shown(k, sb, sizeof(sb)));
+		wl_perr(a->c, k->col, "path %s contains a NUL byte", wl_shown(k, sb, sizeof(sb)));
 		return -1;
 	}
 	if (k->s[0] == '/') {
-		perr(a->c, k->col, "absolute path '%s'; paths are relative to the test file system",
-		     shown(k, sb, sizeof(sb)));
+		wl_perr(a->c, k->col, "absolute path '%s'; paths are relative to the test file system",
+		     wl_shown(k, sb, sizeof(sb)));
 		return -1;
 	}
 	for (const char *p = k->s; *p;) {
 		size_t cl = strcspn(p, "/");
 		if (cl == 2 && p[0] == '.' && p[1] == '.') {
-			perr(a->c, k->col, "path '%s' has a '..' component", shown(k, sb, sizeof(sb)));
+			wl_perr(a->c, k->col, "path '%s' has a '..' component", wl_shown(k, sb, sizeof(sb)));
 			return -1;
 		}
 		p += cl;
@@ -327,15 +290,15 @@ static int parse_path(const struct args *a, size_t i, const char *what, char **o
 /* A token that is not a path: a name, label or symlink target (no NUL). */
 static int parse_word(const struct args *a, size_t i, const char *what, int allow_empty, char **out)
 {
-	if (missing(a, i, what))
+	if (wl_missing(a, i, what))
 		return -1;
 	const struct tok *k = &a->v[i];
 	if (!allow_empty && k->len == 0) {
-		perr(a->c, k->col, "empty %s", what);
+		wl_perr(a->c, k->col, "empty %s", what);
 		return -1;
 	}
 	if (memchr(k->s, '\0', k->len)) {
-		perr(a->c, k->col, "%s contains a NUL byte", what);
+		wl_perr(a->c, k->col, "%s contains a NUL byte", what);
 		return -1;
 	}
 	*out = strdup(k->s);
@@ -348,14 +311,14 @@ static int looks_numeric(const struct tok *k)
 	return !k->quoted && k->len > 0 && k->s[0] >= '0' && k->s[0] <= '9';
 }
 
-static int parse_num(const struct args *a, size_t i, const char *what, int64_t *out)
+int wl_parse_num(const struct args *a, size_t i, const char *what, int64_t *out)
 {
-	if (missing(a, i, what))
+	if (wl_missing(a, i, what))
 		return -1;
 	const struct tok *k = &a->v[i];
 	char sb[64];
 	if (k->quoted) {
-		perr(a->c, k->col, "%s: expected a number for %s, not a quoted string", a->def->name, what);
+		wl_perr(a->c, k->col, "%s: expected a number for %s, not a quoted string", a->def->name, what);
 		return -1;
 	}
 	uint64_t v = 0;
@@ -363,7 +326,7 @@ static int parse_num(const struct args *a, size_t i, const char *what, int64_t *
 	while (j < k->len && k->s[j] >= '0' && k->s[j] <= '9') {
 		unsigned d = (unsigned)(k->s[j] - '0');
 		if (v > (UINT64_C(0x7fffffffffffffff) - d) / 10) {
-			perr(a->c, k->col, "number '%s' is too large", shown(k, sb, sizeof(sb)));
+			wl_perr(a->c, k->col, "number '%s' is too large", wl_shown(k, sb, sizeof(sb)));
 			return -1;
 		}
 		v = v * 10 + d;
@@ -379,21 +342,21 @@ static int parse_num(const struct args *a, size_t i, const char *what, int64_t *
 		}
 	}
 	if (j == 0 || j != k->len) {
-		perr(a->c, k->col, "bad number '%s' for %s (digits with an optional K, M or G suffix)",
-		     shown(k, sb, sizeof(sb)), what);
+		wl_perr(a->c, k->col, "bad number '%s' for %s (digits with an optional K, M or G suffix)",
+		     wl_shown(k, sb, sizeof(sb)), what);
 		return -1;
 	}
 	if (shift && v > (UINT64_C(0x7fffffffffffffff) >> shift)) {
-		perr(a->c, k->col, "number '%s' is too large", shown(k, sb, sizeof(sb)));
+		wl_perr(a->c, k->col, "number '%s' is too large", wl_shown(k, sb, sizeof(sb)));
 		return -1;
 	}
 	*out = (int64_t)(v << shift);
 	return 0;
 }
 
-static int parse_mode(const struct args *a, size_t i, uint32_t *out)
+int wl_parse_mode(const struct args *a, size_t i, uint32_t *out)
 {
-	if (missing(a, i, "MODE"))
+	if (wl_missing(a, i, "MODE"))
 		return -1;
 	const struct tok *k = &a->v[i];
 	char sb[64];
@@ -405,7 +368,7 @@ static int parse_mode(const struct args *a, size_t i, uint32_t *out)
 			break;
 	}
 	if (k->quoted || j == 0 || j != k->len || v > 07777) {
-		perr(a->c, k->col, "bad mode '%s' (octal, e.g. 0644; at most 07777)", shown(k, sb, sizeof(sb)));
+		wl_perr(a->c, k->col, "bad mode '%s' (octal, e.g. 0644; at most 07777)", wl_shown(k, sb, sizeof(sb)));
 		return -1;
 	}
 	*out = v;
@@ -415,7 +378,7 @@ static int parse_mode(const struct args *a, size_t i, uint32_t *out)
 /* (LEN|"TEXT") at argument i */
 static int parse_len_or_text(const struct args *a, size_t i, struct wl_op *op)
 {
-	if (missing(a, i, "LEN or \"TEXT\""))
+	if (wl_missing(a, i, "LEN or \"TEXT\""))
 		return -1;
 	const struct tok *k = &a->v[i];
 	if (k->quoted) {
@@ -429,16 +392,16 @@ static int parse_len_or_text(const struct args *a, size_t i, struct wl_op *op)
 	}
 	if (!looks_numeric(k)) {
 		char sb[64];
-		perr(a->c, k->col, "%s: bad LEN '%s'; a TEXT must be quoted", a->def->name, shown(k, sb, sizeof(sb)));
+		wl_perr(a->c, k->col, "%s: bad LEN '%s'; a TEXT must be quoted", a->def->name, wl_shown(k, sb, sizeof(sb)));
 		return -1;
 	}
-	return parse_num(a, i, "LEN", &op->len);
+	return wl_parse_num(a, i, "LEN", &op->len);
 }
 
 static int parse_keyword(const struct args *a, size_t i, const char *what, const char *const *names,
 			 int nnames, const char *choices, int *out)
 {
-	if (missing(a, i, what))
+	if (wl_missing(a, i, what))
 		return -1;
 	const struct tok *k = &a->v[i];
 	char sb[64];
@@ -448,13 +411,13 @@ static int parse_keyword(const struct args *a, size_t i, const char *what, const
 			return 0;
 		}
 	}
-	perr(a->c, k->col, "bad %s '%s' (%s)", what, shown(k, sb, sizeof(sb)), choices);
+	wl_perr(a->c, k->col, "bad %s '%s' (%s)", what, wl_shown(k, sb, sizeof(sb)), choices);
 	return -1;
 }
 
 static int parse_sfr_flags(const struct args *a, size_t i, int *out)
 {
-	if (missing(a, i, "FLAGS"))
+	if (wl_missing(a, i, "FLAGS"))
 		return -1;
 	const struct tok *k = &a->v[i];
 	int flags = 0;
@@ -467,8 +430,8 @@ static int parse_sfr_flags(const struct args *a, size_t i, int *out)
 				bit = 1 << j;
 		if (!bit || k->quoted) {
 			char sb[64];
-			perr(a->c, k->col, "bad sync_file_range flag '%.*s' in '%s' (wait_before, write, wait_after, joined by ',' or '|')",
-			     (int)(l > 30 ? 30 : l), p, shown(k, sb, sizeof(sb)));
+			wl_perr(a->c, k->col, "bad sync_file_range flag '%.*s' in '%s' (wait_before, write, wait_after, joined by ',' or '|')",
+			     (int)(l > 30 ? 30 : l), p, wl_shown(k, sb, sizeof(sb)));
 			return -1;
 		}
 		flags |= bit;
@@ -483,7 +446,7 @@ static int parse_sfr_flags(const struct args *a, size_t i, int *out)
 
 static int parse_value(const struct args *a, size_t i, struct wl_op *op)
 {
-	if (missing(a, i, "VALUE"))
+	if (wl_missing(a, i, "VALUE"))
 		return -1;
 	const struct tok *k = &a->v[i];
 	op->value = malloc(k->len + 1);
@@ -498,7 +461,7 @@ static int check_aligned(const struct args *a, size_t i, const char *what, int64
 {
 	if (v % 4096 == 0)
 		return 0;
-	perr(a->c, a->v[i].col, "dwrite: %s %" PRId64 " is not a multiple of 4096 (O_DIRECT needs aligned I/O)",
+	wl_perr(a->c, a->v[i].col, "dwrite: %s %" PRId64 " is not a multiple of 4096 (O_DIRECT needs aligned I/O)",
 	     what, v);
 	return -1;
 }
@@ -514,7 +477,7 @@ static int parse_args(const struct args *a, struct wl_op *op)
 		op->mode = op->kind == WL_MKDIR ? 0755 : 0644;
 		if (parse_path(a, 0, "P", &op->path) < 0)
 			return -1;
-		if (n >= 2 && parse_mode(a, 1, &op->mode) < 0)
+		if (n >= 2 && wl_parse_mode(a, 1, &op->mode) < 0)
 			return -1;
 		return n >= 2 ? 2 : 1;
 	case WL_RMDIR: case WL_UNLINK: case WL_FSYNC: case WL_FDATASYNC: case WL_FBARRIER:
@@ -526,7 +489,7 @@ static int parse_args(const struct args *a, struct wl_op *op)
 			return -1;
 		op->off = 0;
 		if (n >= 3) {
-			if (parse_num(a, 1, "OFF", &op->off) < 0 || parse_len_or_text(a, 2, op) < 0)
+			if (wl_parse_num(a, 1, "OFF", &op->off) < 0 || parse_len_or_text(a, 2, op) < 0)
 				return -1;
 			return 3;
 		}
@@ -540,25 +503,25 @@ static int parse_args(const struct args *a, struct wl_op *op)
 			return -1;
 		op->off = 0;
 		size_t li = n >= 3 ? 2 : 1;
-		if (n >= 3 && (parse_num(a, 1, "OFF", &op->off) < 0 || check_aligned(a, 1, "OFF", op->off) < 0))
+		if (n >= 3 && (wl_parse_num(a, 1, "OFF", &op->off) < 0 || check_aligned(a, 1, "OFF", op->off) < 0))
 			return -1;
 		if (li < n && a->v[li].quoted) {
-			perr(a->c, a->v[li].col, "dwrite: takes a LEN, not a TEXT (O_DIRECT writes whole 4096-byte blocks)");
+			wl_perr(a->c, a->v[li].col, "dwrite: takes a LEN, not a TEXT (O_DIRECT writes whole 4096-byte blocks)");
 			return -1;
 		}
-		if (parse_num(a, li, "LEN", &op->len) < 0 || check_aligned(a, li, "LEN", op->len) < 0)
+		if (wl_parse_num(a, li, "LEN", &op->len) < 0 || check_aligned(a, li, "LEN", op->len) < 0)
 			return -1;
 		return (int)li + 1;
 	}
 	case WL_TRUNCATE:
-		if (parse_path(a, 0, "P", &op->path) < 0 || parse_num(a, 1, "SIZE", &op->len) < 0)
+		if (parse_path(a, 0, "P", &op->path) < 0 || wl_parse_num(a, 1, "SIZE", &op->len) < 0)
 			return -1;
 		return 2;
 	case WL_FALLOC:
 		if (parse_path(a, 0, "P", &op->path) < 0 ||
 		    parse_keyword(a, 1, "falloc mode", wl_falloc_names, 5,
 				  "0, keep_size, punch_hole, zero_range or zero_range_keep_size", &op->flags) < 0 ||
-		    parse_num(a, 2, "OFF", &op->off) < 0 || parse_num(a, 3, "LEN", &op->len) < 0)
+		    wl_parse_num(a, 2, "OFF", &op->off) < 0 || wl_parse_num(a, 3, "LEN", &op->len) < 0)
 			return -1;
 		return 4;
 	case WL_LINK:
@@ -587,19 +550,19 @@ static int parse_args(const struct args *a, struct wl_op *op)
 			return -1;
 		return 2;
 	case WL_CHMOD:
-		if (parse_path(a, 0, "P", &op->path) < 0 || parse_mode(a, 1, &op->mode) < 0)
+		if (parse_path(a, 0, "P", &op->path) < 0 || wl_parse_mode(a, 1, &op->mode) < 0)
 			return -1;
 		return 2;
 	case WL_SYNC:
 	case WL_SYNCFS:
 		return 0;
 	case WL_SYNC_FILE_RANGE:
-		if (parse_path(a, 0, "P", &op->path) < 0 || parse_num(a, 1, "OFF", &op->off) < 0 ||
-		    parse_num(a, 2, "LEN", &op->len) < 0 || parse_sfr_flags(a, 3, &op->flags) < 0)
+		if (parse_path(a, 0, "P", &op->path) < 0 || wl_parse_num(a, 1, "OFF", &op->off) < 0 ||
+		    wl_parse_num(a, 2, "LEN", &op->len) < 0 || parse_sfr_flags(a, 3, &op->flags) < 0)
 			return -1;
 		return 4;
 	case WL_SLEEP:
-		return parse_num(a, 0, "MS", &op->len) < 0 ? -1 : 1;
+		return wl_parse_num(a, 0, "MS", &op->len) < 0 ? -1 : 1;
 	case WL_MARK:
 		return parse_word(a, 0, "LABEL", 0, &op->name) < 0 ? -1 : 1;
 	case WL_NKINDS:
@@ -623,42 +586,6 @@ void wl_op_copy(struct wl_op *dst, const struct wl_op *src)
 	dst->value = dup_or_null(src->value, src->value_len);
 }
 
-static char *dup_bytes(const char *p, size_t n)
-{
-	if (!p)
-		return NULL;
-	char *d = xmalloc(n + 1);
-	memcpy(d, p, n);
-	d[n] = 0;
-	return d;
-}
-
-static void expect_free(struct wl_expect *x)
-{
-	free(x->text);
-	free(x->fs);
-	free(x->path);
-	free(x->str);
-	free(x->value);
-	for (size_t i = 0; i < x->nnames; i++)
-		free(x->names[i]);
-	free(x->names);
-	memset(x, 0, sizeof(*x));
-}
-
-static void expect_copy(struct wl_expect *d, const struct wl_expect *x)
-{
-	*d = *x;
-	d->text = x->text ? xstrdup(x->text) : NULL;
-	d->fs = x->fs ? xstrdup(x->fs) : NULL;
-	d->path = x->path ? xstrdup(x->path) : NULL;
-	d->str = dup_bytes(x->str, x->str_len);
-	d->value = dup_bytes(x->value, x->value_len);
-	d->names = x->nnames ? xcalloc(x->nnames, sizeof(char *)) : NULL;
-	for (size_t i = 0; i < x->nnames; i++)
-		d->names[i] = xstrdup(x->names[i]);
-}
-
 void wl_copy(struct wl_workload *dst, const struct wl_workload *src)
 {
 	memset(dst, 0, sizeof(*dst));
@@ -671,175 +598,7 @@ void wl_copy(struct wl_workload *dst, const struct wl_workload *src)
 	dst->nexpects = src->nexpects;
 	dst->expects = src->nexpects ? xcalloc(src->nexpects, sizeof(*dst->expects)) : NULL;
 	for (size_t i = 0; i < src->nexpects; i++)
-		expect_copy(&dst->expects[i], &src->expects[i]);
-}
-
-static int fs_listed(const char *list, const char *fs)
-{
-	size_t n = strlen(fs);
-	for (const char *p = list; p && *p;) {
-		p += strspn(p, " ");
-		size_t l = strcspn(p, " ");
-		if (l == n && !strncmp(p, fs, n))
-			return 1;
-		p += l;
-	}
-	return 0;
-}
-
-void wl_expects_for(struct wl_workload *w, const char *fs)
-{
-	size_t k = 0;
-	for (size_t i = 0; i < w->nexpects; i++) {
-		if (!w->expects[i].fs || fs_listed(w->expects[i].fs, fs))
-			w->expects[k++] = w->expects[i];
-		else
-			expect_free(&w->expects[i]);
-	}
-	w->nexpects = k;
-}
-
-int wl_expect_point(const struct wl_workload *w)
-{
-	int last = 0, pers = 0;
-	for (size_t i = w->nsetup; i < w->n; i++) {
-		last = w->ops[i].id;
-		if (wl_is_persistence(&w->ops[i]))
-			pers = w->ops[i].id;
-	}
-	return pers ? pers : last;
-}
-
-static const char *const expect_names[WX_NKINDS] = {
-	"exists", "absent", "size", "nlink", "mode", "type", "data", "text", "lists", "xattr", "noxattr", "target",
-};
-
-const char *wl_expect_name(enum wl_expect_kind k)
-{
-	return k < WX_NKINDS ? expect_names[k] : "?";
-}
-
-static const struct opdef expect_def = {
-	"expect", WL_NKINDS,
-	"PATH exists|absent, PATH size|nlink N, PATH mode MODE, PATH type file|dir|symlink, PATH data OP, "
-	"PATH text \"TEXT\", PATH lists NAME..., PATH xattr NAME \"VALUE\", PATH noxattr NAME, PATH target \"T\"",
-};
-
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-/* One line of an [expect] section. */
-static int parse_expect(const struct pctx *c, const struct toks *t, const char *fs, const char *line, size_t len,
-			const struct wl_workload *w, struct wl_expect *x)
-{
-	memset(x, 0, sizeof(*x));
-	char sb[64];
-	x->line = c->line;
-	while (len && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r'))
-		len--;
-	size_t lead = strspn(line, " \t");
-	x->text = dup_bytes(line + lead, len - lead);
-	x->fs = fs ? xstrdup(fs) : NULL;
-	x->path = xstrdup(t->v[0].s);
-	if (t->n < 2) {
-		perr(c, t->v[0].end, "expect: missing what to expect of '%s' (usage: %s)", shown(&t->v[0], sb, sizeof(sb)),
-		     expect_def.usage);
-		goto fail;
-	}
-	const struct tok *kw = &t->v[1];
-	int kind = -1;
-	for (int k = 0; k < WX_NKINDS; k++)
-		if (!kw->quoted && !strcmp(kw->s, expect_names[k]))
-			kind = k;
-	if (kind < 0) {
-		const char *names[WX_NKINDS + 1];
-		for (int k = 0; k < WX_NKINDS; k++)
-			names[k] = expect_names[k];
-		names[WX_NKINDS] = NULL;
-		const char *near = kw->quoted ? NULL : nearest_word(kw->s, names);
-		perr(c, kw->col, "expect: unknown expectation '%s'%s%s%s (one of: exists, absent, size, nlink, mode, type, "
-		     "data, text, lists, xattr, noxattr, target)", shown(kw, sb, sizeof(sb)), near ? "; did you mean '" : "",
-		     near ? near : "", near ? "'?" : "");
-		goto fail;
-	}
-	x->kind = (enum wl_expect_kind)kind;
-	struct args a = { c, &expect_def, (struct tok *)t->v + 2, t->n - 2, t->v[t->n - 1].end };
-	size_t used = 0;
-	switch (x->kind) {
-	case WX_EXISTS:
-	case WX_ABSENT:
-		break;
-	case WX_SIZE:
-	case WX_NLINK:
-	case WX_DATA:
-		if (parse_num(&a, 0, x->kind == WX_DATA ? "OP" : "N", &x->num) < 0)
-			goto fail;
-		used = 1;
-		if (x->kind == WX_DATA && (x->num < 1 || x->num > (int64_t)w->n)) {
-			perr(c, a.v[0].col, "expect: data names op %" PRId64 ", but the workload has ops 1..%zu so far", x->num,
-			     w->n);
-			goto fail;
-		}
-		break;
-	case WX_MODE: {
-		uint32_t m;
-		if (parse_mode(&a, 0, &m) < 0)
-			goto fail;
-		x->num = m;
-		used = 1;
-		break;
-	}
-	case WX_TYPE:
-		if (missing(&a, 0, "file, dir or symlink"))
-			goto fail;
-		if (!strcmp(a.v[0].s, "file") || !strcmp(a.v[0].s, "dir") || !strcmp(a.v[0].s, "symlink")) {
-			x->num = a.v[0].s[0] == 's' ? 'l' : a.v[0].s[0];
-		} else {
-			perr(c, a.v[0].col, "expect: type is file, dir or symlink, not '%s'", shown(&a.v[0], sb, sizeof(sb)));
-			goto fail;
-		}
-		used = 1;
-		break;
-	case WX_TEXT:
-	case WX_TARGET:
-	case WX_NOXATTR:
-		if (missing(&a, 0, x->kind == WX_NOXATTR ? "NAME" : "\"TEXT\""))
-			goto fail;
-		x->str = dup_bytes(a.v[0].s, a.v[0].len);
-		x->str_len = a.v[0].len;
-		used = 1;
-		break;
-	case WX_XATTR:
-		if (missing(&a, 0, "NAME") || missing(&a, 1, "\"VALUE\""))
-			goto fail;
-		x->str = dup_bytes(a.v[0].s, a.v[0].len);
-		x->str_len = a.v[0].len;
-		x->value = dup_bytes(a.v[1].s, a.v[1].len);
-		x->value_len = a.v[1].len;
-		used = 2;
-		break;
-	case WX_LISTS:
-		x->nnames = a.n;
-		x->names = a.n ? xcalloc(a.n, sizeof(char *)) : NULL;
-		for (size_t i = 0; i < a.n; i++)
-			x->names[i] = xstrdup(a.v[i].s);
-		qsort(x->names, x->nnames, sizeof(char *), name_cmp);
-		used = a.n;
-		break;
-	case WX_NKINDS:
-		break;
-	}
-	if (used < a.n) {
-		perr(c, a.v[used].col, "expect: unexpected '%s' after '%s %s'", shown(&a.v[used], sb, sizeof(sb)), x->path,
-		     expect_names[x->kind]);
-		goto fail;
-	}
-	return 0;
-fail:
-	expect_free(x);
-	return -1;
+		wl_expect_copy(&dst->expects[i], &src->expects[i]);
 }
 
 void wl_op_free(struct wl_op *op)
@@ -871,9 +630,9 @@ static int parse_op(const struct pctx *c, struct toks *t, int id, enum wl_sectio
 		names[WL_NKINDS] = NULL;
 		const char *near = kw->quoted ? NULL : nearest_word(kw->s, names);
 		if (near)
-			perr(c, kw->col, "unknown op '%s'; did you mean '%s'?", shown(kw, sb, sizeof(sb)), near);
+			wl_perr(c, kw->col, "unknown op '%s'; did you mean '%s'?", wl_shown(kw, sb, sizeof(sb)), near);
 		else
-			perr(c, kw->col, "unknown op '%s'", shown(kw, sb, sizeof(sb)));
+			wl_perr(c, kw->col, "unknown op '%s'", wl_shown(kw, sb, sizeof(sb)));
 		return -1;
 	}
 	op->kind = def->kind;
@@ -887,13 +646,13 @@ static int parse_op(const struct pctx *c, struct toks *t, int id, enum wl_sectio
 	int used = parse_args(&a, op);
 	if (used >= 0 && (size_t)used < a.n) {
 		char sb[64];
-		perr(c, a.v[used].col, "%s: unexpected argument '%s' (usage: %s)", def->name,
-		     shown(&a.v[used], sb, sizeof(sb)), def->usage);
+		wl_perr(c, a.v[used].col, "%s: unexpected argument '%s' (usage: %s)", def->name,
+		     wl_shown(&a.v[used], sb, sizeof(sb)), def->usage);
 		used = -1;
 	}
 	if (used < 0) {
 		if (c->e && !c->e->msg[0])
-			perr(c, kw->col, "out of memory");
+			wl_perr(c, kw->col, "out of memory");
 		wl_op_free(op);
 		return -1;
 	}
@@ -912,11 +671,11 @@ int wl_parse_line(const char *line, int id, enum wl_section section, struct wl_o
 	if (tokenize(&c, line, n, &t) < 0)
 		goto out;
 	if (t.n == 0) {
-		perr(&c, 1, "no op on the line");
+		wl_perr(&c, 1, "no op on the line");
 		goto out;
 	}
 	if (t.v[0].s[0] == '[' && !t.v[0].quoted) {
-		perr(&c, t.v[0].col, "a section header where an op was expected");
+		wl_perr(&c, t.v[0].col, "a section header where an op was expected");
 		goto out;
 	}
 	rc = parse_op(&c, &t, id, section, op);
@@ -933,7 +692,7 @@ void wl_free(struct wl_workload *w)
 		wl_op_free(&w->ops[i]);
 	free(w->ops);
 	for (size_t i = 0; i < w->nexpects; i++)
-		expect_free(&w->expects[i]);
+		wl_expect_free(&w->expects[i]);
 	free(w->expects);
 	free(w->file);
 	memset(w, 0, sizeof(*w));
@@ -949,12 +708,12 @@ static int parse_header(const struct pctx *c, const struct toks *t, int *state, 
 	int is_setup = !strcmp(h->s, "[setup]"), is_run = !strcmp(h->s, "[run]");
 	int is_expect = !strcmp(h->s, "[expect]") || (!strcmp(h->s, "[expect") && t->n > 1);
 	if (!is_setup && !is_run && !is_expect) {
-		perr(c, h->col, "unknown section '%s' (expected [setup], [run] or [expect])", shown(h, sb, sizeof(sb)));
+		wl_perr(c, h->col, "unknown section '%s' (expected [setup], [run] or [expect])", wl_shown(h, sb, sizeof(sb)));
 		return -1;
 	}
 	if (is_expect) {
 		if (!*seen_run) {
-			perr(c, h->col, "section [expect] must come after [run]");
+			wl_perr(c, h->col, "section [expect] must come after [run]");
 			return -1;
 		}
 		free(*fs);
@@ -962,7 +721,7 @@ static int parse_header(const struct pctx *c, const struct toks *t, int *state, 
 		if (t->n > 1) {
 			const struct tok *last = &t->v[t->n - 1];
 			if (!strcmp(h->s, "[expect]") || last->len < 2 || last->s[last->len - 1] != ']') {
-				perr(c, t->v[1].col, "[expect FS...] names file systems and ends with ']'");
+				wl_perr(c, t->v[1].col, "[expect FS...] names file systems and ends with ']'");
 				return -1;
 			}
 			struct sbuf b = SBUF_INIT;
@@ -972,7 +731,7 @@ static int parse_header(const struct pctx *c, const struct toks *t, int *state, 
 				char one[32];
 				snprintf(one, sizeof(one), "%.*s", (int)l, nm);
 				if (!fs_lookup(one)) {
-					perr(c, t->v[i].col, "[expect]: unknown file system '%.*s' (ext4, xfs, btrfs or f2fs)", (int)l, nm);
+					wl_perr(c, t->v[i].col, "[expect]: unknown file system '%.*s' (ext4, xfs, btrfs or f2fs)", (int)l, nm);
 					sbuf_free(&b);
 					return -1;
 				}
@@ -984,24 +743,24 @@ static int parse_header(const struct pctx *c, const struct toks *t, int *state, 
 		return 0;
 	}
 	if (t->n > 1) {
-		perr(c, t->v[1].col, "unexpected '%s' after the section header", shown(&t->v[1], sb, sizeof(sb)));
+		wl_perr(c, t->v[1].col, "unexpected '%s' after the section header", wl_shown(&t->v[1], sb, sizeof(sb)));
 		return -1;
 	}
 	if (*state == 1) {
-		perr(c, h->col, "section %s after ops outside any section; a file with sections starts with one",
+		wl_perr(c, h->col, "section %s after ops outside any section; a file with sections starts with one",
 		     h->s);
 		return -1;
 	}
 	if ((is_setup && *seen_setup) || (is_run && *seen_run)) {
-		perr(c, h->col, "duplicate section %s", h->s);
+		wl_perr(c, h->col, "duplicate section %s", h->s);
 		return -1;
 	}
 	if (is_setup && *seen_run) {
-		perr(c, h->col, "section [setup] must come before [run]");
+		wl_perr(c, h->col, "section [setup] must come before [run]");
 		return -1;
 	}
 	if (*state == 4) {
-		perr(c, h->col, "section %s after [expect]: [expect] comes last", h->s);
+		wl_perr(c, h->col, "section %s after [expect]: [expect] comes last", h->s);
 		return -1;
 	}
 	if (is_setup) {
@@ -1048,7 +807,7 @@ int wl_parse(const char *file, const char *text, struct wl_workload *w, struct e
 				goto fail;
 		} else if (t.n > 0 && state == 4) {
 			struct wl_expect x;
-			int rc = parse_expect(&c, &t, xfs, p, n, &r, &x);
+			int rc = wl_parse_expect(&c, &t, xfs, p, n, &r, &x);
 			toks_free(&t);
 			if (rc < 0)
 				goto fail;
@@ -1089,10 +848,10 @@ int wl_parse(const char *file, const char *text, struct wl_workload *w, struct e
 	if (nrun == 0) {
 		if (seen_run) {
 			c.line = run_line;
-			perr(&c, run_col, "section [run] has no ops");
+			wl_perr(&c, run_col, "section [run] has no ops");
 		} else {
 			c.line = last_line;
-			perr(&c, last_col, "the workload has no [run] ops");
+			wl_perr(&c, last_col, "the workload has no [run] ops");
 		}
 		goto fail;
 	}
@@ -1100,7 +859,7 @@ int wl_parse(const char *file, const char *text, struct wl_workload *w, struct e
 	*w = r;
 	return 0;
 fail_oom:
-	perr(&c, 1, "out of memory");
+	wl_perr(&c, 1, "out of memory");
 fail:
 	free(xfs);
 	wl_free(&r);
