@@ -30,9 +30,10 @@ static const char report_usage[] =
 	"universal rule broken (U1 mounts, U2 fsck clean, U3 explainable, U4 atomic\n"
 	"rename, U5 sync). One fact is one line, naming every model it holds under;\n"
 	"states with the same tree and the same completed ops are shown once\n"
-	"(\"states 0-2\"). --all also lists the promises kept, what was kept beyond a\n"
-	"promise (bonus) and the unpromised losses (gone). The rules are explained in\n"
-	"docs/guarantees.md.\n"
+	"(\"states 0-2\"); in a long workload, neighbouring ops that persisted, or that\n"
+	"left nothing, share a timeline line. --all shows every op, the promises kept,\n"
+	"what was kept beyond a promise (bonus) and the unpromised losses (gone). The\n"
+	"rules are explained in docs/guarantees.md.\n"
 	"\n"
 	"--model picks the models (default: those the run was judged for; 'all').\n"
 	"States stored without verdicts (a database from before the judge) are\n"
@@ -182,7 +183,16 @@ static size_t facts_of(const struct fsview *f, const struct state_result *s, boo
 
 /* The sentence of a fact, its models named once: the first verdict's reason
  * speaks of its own model; the others are listed after it. */
-static void fact_lines(const struct fact *fc, bool md)
+/* Has this state's report cited rule already? (else remember it) */
+static bool cited_before(struct strvec *cited, const char *rule)
+{
+	if (strvec_has(cited, rule))
+		return true;
+	strvec_push(cited, rule);
+	return false;
+}
+
+static void fact_lines(const struct fact *fc, bool md, struct strvec *cited)
 {
 	const struct verdict *v = fc->first;
 	const char *kn = verdict_name(v->kind);
@@ -194,22 +204,37 @@ static void fact_lines(const struct fact *fc, bool md)
 	if (md) {
 		printf("- **%s** (%s): %s", kn, who, v->reason);
 		for (size_t r = 0; r < fc->nrules; r++)
-			if (strcmp(fc->rules[r], "unpromised"))
+			if (strcmp(fc->rules[r], "unpromised") && !cited_before(cited, fc->rules[r]))
 				printf("  \n  _rule `%s`: %s_", fc->rules[r], fc->cites[r]);
 		printf("\n");
 	} else {
 		printf("   %-6s [%s] %s\n", kn, who, v->reason);
 		for (size_t r = 0; r < fc->nrules; r++)
-			if (strcmp(fc->rules[r], "unpromised"))
+			if (strcmp(fc->rules[r], "unpromised") && !cited_before(cited, fc->rules[r]))
 				printf("          rule %s: %s\n", fc->rules[r], fc->cites[r]);
 	}
 	sbuf_free(&ms);
 }
 
-#define REPORT_MAX_FACTS 12     /* per state, unless --all */
+#define REPORT_MAX_FACTS 10     /* per state, unless --all */
 #define REPORT_TIMELINE_OPS 12  /* more run ops than this: equal neighbours share a line */
 
-static void timeline(const struct fsview *f, const struct state_result *s, bool md)
+/* Which marks can share a timeline line: persisted with persisted, the
+ * marks of ops that left nothing with each other; partly persisted and
+ * superseded say the most about a state and keep a line each. */
+static int mark_class(char m)
+{
+	if (m == EX_MARK_PERSISTED)
+		return 1; /* shown: persisted neighbours share a line */
+	if (m == EX_MARK_LOST || m == EX_MARK_UNSEEN || m == EX_MARK_NOEFFECT || m == EX_MARK_FAILED)
+		return 2; /* nothing in the state */
+	return 0;
+}
+
+/* The op timeline. Past REPORT_TIMELINE_OPS run ops (and without --all),
+ * neighbours that completed alike share one line with the count of each
+ * mark; ops partly persisted or superseded keep a line each. */
+static void timeline(const struct fsview *f, const struct state_result *s, bool md, bool all)
 {
 	size_t nrun = 0;
 	for (size_t o = 0; f->f.res && o < f->f.ops.n; o++)
@@ -222,17 +247,31 @@ static void timeline(const struct fsview *f, const struct state_result *s, bool 
 			continue;
 		char m = mark_of(s, o);
 		bool done = op_completed(&f->f.res[o], s);
-		size_t e = o; /* the last op of a run of equal lines */
-		while (nrun > REPORT_TIMELINE_OPS && e + 1 < f->f.ops.n && f->f.ops.ops[e + 1].section == WL_RUN &&
-		       mark_of(s, e + 1) == m && op_completed(&f->f.res[e + 1], s) == done)
+		size_t e = o; /* the last op of a run of quiet neighbours */
+		while (!all && nrun > REPORT_TIMELINE_OPS && mark_class(m) && e + 1 < f->f.ops.n &&
+		       f->f.ops.ops[e + 1].section == WL_RUN && mark_class(mark_of(s, e + 1)) == mark_class(m) &&
+		       op_completed(&f->f.res[e + 1], s) == done)
 			e++;
-		if (e > o + 1) {
+		if (e > o) {
+			size_t cnt[5] = { 0 };
+			static const char marks[5] = { EX_MARK_PERSISTED, EX_MARK_LOST, EX_MARK_UNSEEN, EX_MARK_NOEFFECT,
+						       EX_MARK_FAILED };
+			static const char *const words[5] = { "persisted", "lost", "not visible", "no visible effect",
+							      "failed" };
+			for (size_t q = o; q <= e; q++)
+				for (int i = 0; i < 5; i++)
+					cnt[i] += mark_of(s, q) == marks[i];
+			struct sbuf w = SBUF_INIT;
+			for (int i = 0; i < 5; i++)
+				if (cnt[i])
+					sbuf_addf(&w, "%s%zu %s", w.len ? ", " : "", cnt[i], words[i]);
 			int a = op->id, z = f->f.ops.ops[e].id;
 			if (md)
-				printf("| %d-%d | %zu ops | %s | %s |\n", a, z, e - o + 1, done ? "yes" : "no", render_mark_word(m));
+				printf("| %d-%d | %zu ops | %s | %s |\n", a, z, e - o + 1, done ? "yes" : "no", w.buf);
 			else
-				printf("   %c %3d-%-3d %-32s %-13s %s\n", m ? m : ' ', a, z, "", done ? "completed" : "not completed",
-				       render_mark_word(m));
+				printf("   %c %3d-%-3d %-32s %-13s %s\n", mark_class(m) == 1 ? EX_MARK_PERSISTED : ' ', a, z, "",
+				       done ? "completed" : "not completed", w.buf);
+			sbuf_free(&w);
 			o = e;
 			continue;
 		}
@@ -327,12 +366,14 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 				printf("%s; %s\n", how, counts);
 			if (s->judge.diff[0] && !s->judge.explained)
 				printf(md ? "First difference: %s\n\n" : "   first difference: %s\n", s->judge.diff);
-			timeline(f, s, md);
+			timeline(f, s, md, all);
 			struct fact *fa;
 			size_t nf = facts_of(f, s, all, &fa);
 			size_t shown = all || nf <= REPORT_MAX_FACTS ? nf : REPORT_MAX_FACTS - 1;
+			struct strvec cited = STRVEC_INIT; /* each rule's citation once per state */
 			for (size_t q = 0; q < shown; q++)
-				fact_lines(&fa[q], md);
+				fact_lines(&fa[q], md, &cited);
+			strvec_free(&cited);
 			if (shown < nf)
 				printf(md ? "- and %zu more (`--all` lists them)\n" : "   ... and %zu more (--all lists them)\n",
 				       nf - shown);
