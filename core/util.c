@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -50,6 +51,16 @@ char *xstrdup(const char *s)
 char *xstrndup(const char *s, size_t n)
 {
 	return xmemdup(s, strnlen(s, n));
+}
+
+void fmt_bytes(uint64_t n, char *buf, size_t len)
+{
+	if (n >= 1024 * 1024 && n % (1024 * 1024) == 0)
+		snprintf(buf, len, "%" PRIu64 " MiB", n / (1024 * 1024));
+	else if (n >= 1024 && n % 1024 == 0)
+		snprintf(buf, len, "%" PRIu64 " KiB", n / 1024);
+	else
+		snprintf(buf, len, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
 }
 
 void *xmemdup(const void *p, size_t n)

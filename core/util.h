@@ -26,6 +26,8 @@ char *xstrndup(const char *s, size_t n);
 void *xmemdup(const void *p, size_t n);   /* n bytes and a NUL after them */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 char *xvasprintf(const char *fmt, va_list ap);
+/* A byte count in words: "64 KiB", "1 MiB" when whole, else "100 bytes". */
+void fmt_bytes(uint64_t n, char *buf, size_t len);
 
 /*
  * Growable arrays: ALLOC_GROW(arr, nr, alloc) makes room for nr elements in

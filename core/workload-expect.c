@@ -14,12 +14,7 @@
 
 static char *dup_bytes(const char *p, size_t n)
 {
-	if (!p)
-		return NULL;
-	char *d = xmalloc(n + 1);
-	memcpy(d, p, n);
-	d[n] = 0;
-	return d;
+	return p ? xmemdup(p, n) : NULL;
 }
 
 void wl_expect_free(struct wl_expect *x)
@@ -46,6 +41,17 @@ void wl_expect_copy(struct wl_expect *d, const struct wl_expect *x)
 	d->names = x->nnames ? xcalloc(x->nnames, sizeof(char *)) : NULL;
 	for (size_t i = 0; i < x->nnames; i++)
 		d->names[i] = xstrdup(x->names[i]);
+}
+
+void wl_copy_expects(struct wl_workload *dst, const struct wl_workload *src)
+{
+	for (size_t i = 0; i < dst->nexpects; i++)
+		wl_expect_free(&dst->expects[i]);
+	free(dst->expects);
+	dst->nexpects = src->nexpects;
+	dst->expects = src->nexpects ? xcalloc(src->nexpects, sizeof(*dst->expects)) : NULL;
+	for (size_t i = 0; i < src->nexpects; i++)
+		wl_expect_copy(&dst->expects[i], &src->expects[i]);
 }
 
 static int fs_listed(const char *list, const char *fs)

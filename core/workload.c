@@ -595,10 +595,7 @@ void wl_copy(struct wl_workload *dst, const struct wl_workload *src)
 	dst->ops = xcalloc(src->n ? src->n : 1, sizeof(*dst->ops));
 	for (size_t i = 0; i < src->n; i++)
 		wl_op_copy(&dst->ops[i], &src->ops[i]);
-	dst->nexpects = src->nexpects;
-	dst->expects = src->nexpects ? xcalloc(src->nexpects, sizeof(*dst->expects)) : NULL;
-	for (size_t i = 0; i < src->nexpects; i++)
-		wl_expect_copy(&dst->expects[i], &src->expects[i]);
+	wl_copy_expects(dst, src);
 }
 
 void wl_op_free(struct wl_op *op)

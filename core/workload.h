@@ -113,6 +113,8 @@ struct wl_workload {
 	size_t nexpects;
 };
 
+/* Replace dst's expectations with copies of src's. */
+void wl_copy_expects(struct wl_workload *dst, const struct wl_workload *src);
 /* Keep only the expectations that apply to file system fs. */
 void wl_expects_for(struct wl_workload *w, const char *fs);
 /* The op after which the expectations hold: the last persistence op of

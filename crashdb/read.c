@@ -135,16 +135,9 @@ static void read_expects(struct crashdb *db, int64_t run_id, struct fsrun *v, si
 		const char *file = (const char *)sqlite3_column_text(st, 0);
 		if (wl_parse(file ? file : "workload", (const char *)sqlite3_column_text(st, 1), &w, &e) == 0) {
 			for (size_t i = 0; i < n && w.nexpects; i++) {
-				struct wl_workload c;
-				wl_copy(&c, &w);
+				wl_copy_expects(&v[i].ops, &w);
 				free(v[i].ops.file);
-				v[i].ops.file = c.file;
-				v[i].ops.expects = c.expects;
-				v[i].ops.nexpects = c.nexpects;
-				c.file = NULL;
-				c.expects = NULL;
-				c.nexpects = 0;
-				wl_free(&c);
+				v[i].ops.file = xstrdup(w.file);
 				wl_expects_for(&v[i].ops, v[i].fs);
 			}
 			wl_free(&w);

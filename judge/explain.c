@@ -211,11 +211,13 @@ void explain_value_desc(const struct sim *s, const struct sim_field *f, int64_t 
 		snprintf(buf, n, "mode %04" PRIo64, v);
 		return;
 	case SF_SIZE:
-		if (v >= 1024 && v % 1024 == 0)
-			snprintf(buf, n, "size %" PRId64 " (%" PRId64 " %s)", v, v % (1024 * 1024) ? v / 1024 : v / (1024 * 1024),
-				 v % (1024 * 1024) ? "KiB" : "MiB");
-		else
+		if (v >= 1024 && v % 1024 == 0) {
+			char h[32];
+			fmt_bytes((uint64_t)v, h, sizeof(h));
+			snprintf(buf, n, "size %" PRId64 " (%s)", v, h);
+		} else {
 			snprintf(buf, n, "size %" PRId64, v);
+		}
 		return;
 	case SF_BLOCK: {
 		char tok[24];

@@ -757,17 +757,6 @@ static void emit_prefix(struct judge *j, const struct group *g, const struct tal
 	}
 }
 
-/* "64 KiB", "1 MiB", "100 bytes" */
-static void human_size(uint64_t n, char *buf, size_t len)
-{
-	if (n >= 1024 * 1024 && n % (1024 * 1024) == 0)
-		judge_say(buf, len, "%" PRIu64 " MiB", n / (1024 * 1024));
-	else if (n >= 1024 && n % 1024 == 0)
-		judge_say(buf, len, "%" PRIu64 " KiB", n / 1024);
-	else
-		judge_say(buf, len, "%" PRIu64 " byte%s", n, n == 1 ? "" : "s");
-}
-
 /* What a data-writing op wrote, in words: "op 5's data, 64 KiB", or its
  * short text. 0 when the op writes no data of its own. */
 static int op_data_desc(const struct sim *s, int op, char *buf, size_t len)
@@ -781,12 +770,12 @@ static int op_data_desc(const struct sim *s, int op, char *buf, size_t len)
 			return 1;
 		}
 		char h[32];
-		human_size(o->data_len, h, sizeof(h));
+		fmt_bytes(o->data_len, h, sizeof(h));
 		judge_say(buf, len, "op %d's text, %s", op, h);
 		return 1;
 	}
 	char h[32];
-	human_size((uint64_t)(o->len > 0 ? o->len : 0), h, sizeof(h));
+	fmt_bytes((uint64_t)(o->len > 0 ? o->len : 0), h, sizeof(h));
 	judge_say(buf, len, "op %d's data, %s", op, h);
 	return 1;
 }
@@ -826,7 +815,7 @@ static void file_desc(const struct tree_node *t, char *buf, size_t len)
 			q += l + (q[l] == ',');
 		}
 		uint64_t bytes = off + n * TREE_BLOCK > t->size ? t->size - off : n * TREE_BLOCK;
-		human_size(bytes, h, sizeof(h));
+		fmt_bytes(bytes, h, sizeof(h));
 		if (*p == 'z')
 			sbuf_addf(&b, "%szeros (%s)", runs ? ", then " : "", h);
 		else if (*p == 'p')
@@ -839,7 +828,7 @@ static void file_desc(const struct tree_node *t, char *buf, size_t len)
 	}
 	if (*p)
 		sbuf_adds(&b, ", ...");
-	human_size(t->size, h, sizeof(h));
+	fmt_bytes(t->size, h, sizeof(h));
 	judge_say(buf, len, "%s in %s", b.len ? b.buf : "?", h);
 	sbuf_free(&b);
 }
