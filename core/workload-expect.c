@@ -94,11 +94,6 @@ static const char *const expect_names[WX_NKINDS] = {
 	"exists", "absent", "size", "nlink", "mode", "type", "data", "text", "lists", "xattr", "noxattr", "target",
 };
 
-const char *wl_expect_name(enum wl_expect_kind k)
-{
-	return k < WX_NKINDS ? expect_names[k] : "?";
-}
-
 static const struct opdef expect_def = {
 	"expect", WL_NKINDS,
 	"PATH exists|absent, PATH size|nlink N, PATH mode MODE, PATH type file|dir|symlink, PATH data OP, "

@@ -120,8 +120,7 @@ void wl_expects_for(struct wl_workload *w, const char *fs);
 /* The op after which the expectations hold: the last persistence op of
  * [run], else its last op. */
 int wl_expect_point(const struct wl_workload *w);
-/* The keyword of an expectation kind ("exists", ...). */
-const char *wl_expect_name(enum wl_expect_kind k);
+
 
 /* Parse text (the content of file). 0 on success; -1 with a message
  * "file:line:col: what" (no newline) in e (code 65). Nothing partial

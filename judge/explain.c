@@ -117,7 +117,8 @@ static void differ(struct walk *w, const char *fmt, ...)
 /* ------------------------------------------------------------------ */
 /* Descriptions */
 
-void explain_sim_path(const struct sim *s, const struct sim_field *f, int k, char *buf, size_t n)
+/* A field's path without a state: names as of S_k. */
+static void sim_field_path(const struct sim *s, const struct sim_field *f, int k, char *buf, size_t n)
 {
 	if (f->kind == SF_ENTRY) {
 		char *p = sim_entry_path_at(s, f->ino, f->key, k);
@@ -162,7 +163,7 @@ void explain_field_path(const struct explain *e, const struct sim_field *f, int 
 		return;
 	}
 	if (f->kind == SF_ENTRY || nd < 0) {
-		explain_sim_path(s, f, k, buf, n);
+		sim_field_path(s, f, k, buf, n);
 		return;
 	}
 	const char *name = e->nodes[nd].path;

@@ -115,7 +115,5 @@ void explain_observed_desc(const struct explain *e, const struct sim_field *f, c
 /* The path a field is seen at ("A/foo", "A/foo block 3", "A/foo xattr user.k"): the
  * path in the observed state when it shows the inode, else as of S_k. */
 void explain_field_path(const struct explain *e, const struct sim_field *f, int k, char *buf, size_t n);
-/* The same without a state: names as of S_k. */
-void explain_sim_path(const struct sim *s, const struct sim_field *f, int k, char *buf, size_t n);
 
 #endif
