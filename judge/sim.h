@@ -159,6 +159,11 @@ void sim_block_token(const struct sim *s, int64_t id, uint64_t off, size_t len, 
  * NULL; malloc'd. dir/name: also for an entry field ("A/foo"). */
 char *sim_path_at(const struct sim *s, int ino, int k);
 char *sim_entry_path_at(const struct sim *s, int dir, int64_t name, int k);
+/* The program's tree in S_k as the checker reports one (core/tree.h nodes,
+ * sorted by path, the root not included; sim-tree.c). Free each node with
+ * tree_node_free and the array with free. */
+struct tree_node;
+void sim_tree_at(const struct sim *s, int k, struct tree_node **out, size_t *n);
 
 /* Is the op a [run] op (its changes are pieces), and its index in w? */
 static inline int sim_is_run(const struct sim *s, int op_id)
