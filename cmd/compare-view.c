@@ -15,8 +15,8 @@
 #include "core/util.h"
 #include "judge/sim.h"
 
-const char cmp_legend[] = "= promised, kept   + kept, not promised   - gone, not promised   "
-			  "LOST promised, gone   ! a program assuming sequential order loses here";
+const char cmp_legend[] = "= promised, kept   + kept, not promised   - gone, not promised   LOST promised, gone\n"
+			  "! a program that assumes its ops reach the disk in order loses here   * the columns differ";
 
 const char *cmp_mark_str(enum cmp_mark m)
 {
@@ -86,9 +86,7 @@ static void describe_file(const struct tree_node *t, struct sbuf *sb)
 		return;
 	}
 	if (t->content && t->content_len == t->size && render_printable_ish(t->content, t->content_len)) {
-		sbuf_adds(sb, "\"");
 		render_escape(sb, t->content, t->content_len, true);
-		sbuf_adds(sb, "\"");
 		return;
 	}
 	struct blocks_sum b = { 0 };
@@ -292,6 +290,11 @@ static void table_build(struct cmp_table *t, const struct cmp_source *src, size_
 	}
 	if (n && same_k && prog->ok && st[0])
 		t->program_k = t->col[0].after_op;
+	else /* no program column: each column says how far the program had got */
+		for (size_t i = 0; i < n; i++)
+			if (t->col[i].state >= 0)
+				snprintf(t->col[i].sub, sizeof(t->col[i].sub), "state %d, op %d", t->col[i].state,
+					 t->col[i].after_op);
 
 	struct tree_node *pt = NULL;
 	size_t npt = 0;

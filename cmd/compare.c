@@ -31,7 +31,7 @@ static const char compare_usage[] =
 	"\n"
 	"The 'program' column is what the program had there when the power was cut.\n"
 	"Rows marked '*' differ between the columns. The worst state is the one with\n"
-	"the most LOST and broken verdicts, then the most losses of the naive program.\n"
+	"the most LOST and broken verdicts, then the most losses of the naive program, then\nthe most objects gone.\n"
 	"\n"
 	"--model NAME marks every column under one model (default: each file system's\n"
 	"own, under its mount options: ext4, xfs, btrfs, f2fs-posix or f2fs-strict).\n"
@@ -83,7 +83,7 @@ static void pad(FILE *f, const char *s, size_t w)
 static void cell_mark(const struct cmp_cell *c, char *buf, size_t len)
 {
 	const char *m = cmp_mark_str(c->mark);
-	snprintf(buf, len, "%s%s%s", m, *m && c->naive ? "" : "", c->naive ? "!" : "");
+	snprintf(buf, len, "%s%s", m, c->naive ? "!" : "");
 }
 
 #define TEXT_WIDTH 100
@@ -134,7 +134,7 @@ static void print_table(FILE *f, const struct cmp_table *t, bool color, bool man
 	}
 	for (size_t i = 0; i < n; i++) {
 		fputs("  ", f);
-		pad(f, t->col[i].head, w[i]);
+		pad(f, t->col[i].head, i + 1 < n ? w[i] : 0);
 	}
 	fputc('\n', f);
 	fprintf(f, "  %-*s", (int)pathw, "");
@@ -146,7 +146,7 @@ static void print_table(FILE *f, const struct cmp_table *t, bool color, bool man
 	}
 	for (size_t i = 0; i < n; i++) {
 		fputs("  ", f);
-		pad(f, t->col[i].sub, w[i]);
+		pad(f, t->col[i].sub, i + 1 < n ? w[i] : 0);
 	}
 	fputc('\n', f);
 	char buf[128];
@@ -194,10 +194,9 @@ static void models_line(FILE *f, const struct cmp_table *t)
 		fprintf(f, "marks under %s", model_name(t->col[0].model));
 		return;
 	}
-	fputs("marks under each file system's own model (", f);
+	fputs("marks under each file system's own model: ", f);
 	for (size_t i = 0; i < t->ncol; i++)
 		fprintf(f, "%s%s", i ? ", " : "", model_name(t->col[i].model));
-	fputs(")", f);
 }
 
 void cmp_print_text(FILE *f, const struct cmp_view *v, bool color)
@@ -210,9 +209,9 @@ void cmp_print_text(FILE *f, const struct cmp_view *v, bool color)
 		}
 		if (k)
 			fputc('\n', f);
-		fprintf(f, "What each file system kept, %s (", t->title);
+		fprintf(f, "What each file system kept, %s\n(", t->title);
 		models_line(f, t);
-		fputs("):\n", f);
+		fputs(")\n", f);
 		print_table(f, t, color, v->many_runs);
 	}
 	fprintf(f, "%s\n", cmp_legend);
@@ -360,7 +359,7 @@ static void read_free(struct cmp_read *R)
 
 static bool fs_wanted(const struct strvec *fs, const char *name)
 {
-	if (!fs->n)
+	if (!fs || !fs->n)
 		return true;
 	for (size_t i = 0; i < fs->n; i++)
 		if (!strcmp(fs->v[i], name))

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
+#include "cmd/compare.h"
 #include "cmd/render.h"
 #include "core/fs.h"
 #include "crashdb/crashdb.h"
@@ -21,6 +22,7 @@
 #include "host/msg.h"
 #include "host/sys.h"
 #include "judge/judge.h"
+#include "judge/models.h"
 #include "kbuild/kbuild.h"
 
 static const char run_usage[] =
@@ -220,6 +222,13 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		if (sums[i].exit_code)
 			error("%s: %s", sums[i].fs, sums[i].error);
 	render_run_table(stdout, &run, sums, fss.n);
+	/* What each file system kept, side by side: the answer the run was for.
+	 * Marked under the one model --model names, else each fs's own. */
+	int view_model = model_list && !strchr(model_list, ',') ? model_parse(model_list) : -1;
+	putchar('\n');
+	if (cmp_show(db, &run.id, 1, NULL, view_model, "text", &e) < 0)
+		warning("the comparison view: %s", e.msg);
+	putchar('\n');
 	printf("findings: crashlab report %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
 	printf("details: crashlab show %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
 	crashdb_close(db);
