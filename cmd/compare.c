@@ -195,8 +195,13 @@ static void models_line(FILE *f, const struct cmp_table *t)
 		return;
 	}
 	fputs("marks under each file system's own model: ", f);
-	for (size_t i = 0; i < t->ncol; i++)
-		fprintf(f, "%s%s", i ? ", " : "", model_name(t->col[i].model));
+	for (size_t i = 0, k = 0; i < t->ncol; i++) {
+		size_t j = 0;
+		while (j < i && t->col[j].model != t->col[i].model)
+			j++;
+		if (j == i) /* each model once */
+			fprintf(f, "%s%s", k++ ? ", " : "", model_name(t->col[i].model));
+	}
 }
 
 void cmp_print_text(FILE *f, const struct cmp_view *v, bool color)

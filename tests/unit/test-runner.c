@@ -80,6 +80,7 @@ static int write_log(const char *path, const char *entries)
 struct fake {
 	int fail_record;         /* the recording guest panics */
 	int crash_on_check;      /* the checker dies on this check (1-based), 0: never */
+	int lose_rename;         /* the final tree has the new A/foo but not A/bar (what f2fs keeps) */
 	int starts, checks;      /* how often a checker started, states it was asked */
 };
 
@@ -163,6 +164,8 @@ static enum vm_outcome fake_check(struct checker *c, const char *spec, struct ch
 	text_node(rep, "A", 10, NULL);
 	if (prefix < 5) {
 		text_node(rep, "A/foo", 11, "hello");
+	} else if (f->lose_rename && prefix >= 7) {
+		text_node(rep, "A/foo", 12, "world");
 	} else {
 		text_node(rep, "A/bar", 11, "hello");
 		if (prefix >= 7)
@@ -350,6 +353,21 @@ static void golden(const char *name, const struct sbuf *out)
 	free(path);
 }
 
+/* Runs cmd, its output (stdout and whatever cmd redirects) into out; its exit status. */
+static int capture(const char *cmd, struct sbuf *out)
+{
+	FILE *p = popen(cmd, "r");
+	char buf[4096];
+	size_t n;
+	if (!p)
+		return -1;
+	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
+		sbuf_add(out, buf, n);
+	int st = pclose(p);
+	sbuf_addf(out, "%s", ""); /* terminated, even when empty */
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
 TEST(run_table_and_report)
 {
 	const char *crashlab = getenv("CRASHLAB") ? getenv("CRASHLAB") : "./crashlab";
@@ -397,6 +415,40 @@ TEST(run_table_and_report)
 	sbuf_free(&out);
 	free(cmd);
 	free(tbl);
+
+	/* The comparison view of the run, in its three formats. */
+	static const char *const fmts[][2] = { { "text", "compare.txt" }, { "markdown", "compare.md" },
+					       { "json", "compare.json" } };
+	for (size_t i = 0; i < 3; i++) {
+		cmd = xasprintf("'%s' compare last --db '%s' --format %s 2>&1", crashlab, dbp, fmts[i][0]);
+		CHECK(capture(cmd, &out) == 0, "crashlab compare --format %s exits 0", fmts[i][0]);
+		golden(fmts[i][1], &out);
+		sbuf_free(&out);
+		free(cmd);
+	}
+	teardown(&s);
+
+	/* A second run in which the rename is lost: compare 1 2 puts the runs
+	 * side by side and marks the rows that differ. */
+	setup(&s, dir);
+	s.fake.lose_rename = 1;
+	CHECK(crashdb_open(dbp, &db, &s.e) == 0, "the database again");
+	crashdb_sink(db, &sink);
+	rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
+	CHECK(rc == 0, "the second run stored (%d: %s)", rc, rc < 0 ? s.e.msg : "");
+	crashdb_close(db);
+	cmd = xasprintf("'%s' compare 1 2 --db '%s' 2>&1", crashlab, dbp);
+	CHECK(capture(cmd, &out) == 0, "crashlab compare 1 2 exits 0");
+	golden("compare-two-runs.txt", &out);
+	CHECK(strstr(out.buf, "* A/bar") && strstr(out.buf, "run 2 f2fs"),
+	      "the two runs' columns are named and the lost rename's row is marked as differing");
+	sbuf_free(&out);
+	free(cmd);
+	cmd = xasprintf("'%s' compare 1 3 --db '%s' 2>&1", crashlab, dbp);
+	CHECK(capture(cmd, &out) != 0 && strstr(out.buf, "3"), "a run that does not exist is an error naming it (%s)",
+	      out.buf);
+	sbuf_free(&out);
+	free(cmd);
 	free(dbp);
 	teardown(&s);
 }
