@@ -89,7 +89,8 @@ example: all
 # Every Debian package crashlab needs. Idempotent, quiet when nothing is missing.
 DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-source-6.12 bc \
 	flex bison libelf-dev libssl-dev ccache libsqlite3-dev libarchive-dev libncurses-dev libjansson-dev \
-	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux sqlite3 python3
+	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux sqlite3 python3 \
+	chromium
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

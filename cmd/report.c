@@ -17,11 +17,12 @@
 
 #include "cmd/cmd.h"
 #include "cmd/render.h"
+#include "cmd/report.h"
 #include "crashdb/crashdb.h"
 #include "host/msg.h"
 
 static const char report_usage[] =
-	"usage: crashlab report [--db FILE] [--format text|markdown|json] [--model LIST] [--all] RUN\n"
+	"usage: crashlab report [--db FILE] [--format text|markdown|json|html] [--model LIST] [--all] RUN\n"
 	"\n"
 	"Explain what a run found. RUN is a run id or 'last'. For each file system and\n"
 	"crash state: the op timeline (which ops had completed when the power was cut,\n"
@@ -35,26 +36,26 @@ static const char report_usage[] =
 	"what was kept beyond a promise (bonus) and the unpromised losses (gone). The\n"
 	"rules are explained in docs/guarantees.md.\n"
 	"\n"
+	"--format html writes one self-contained page (inline CSS and SVG, nothing\n"
+	"fetched; open it from file://): the file system x crash state matrix coloured\n"
+	"by verdict, the comparison view (crashlab compare), each state's tree beside\n"
+	"the program's, its op timeline and findings, and the command that makes the\n"
+	"run again.\n"
+	"\n"
 	"--model picks the models (default: those the run was judged for; 'all').\n"
 	"States stored without verdicts (a database from before the judge) are\n"
 	"judged by 'crashlab judge RUN'; report only reads.\n"
 	"\n"
 	"examples:\n"
 	"  crashlab report last\n"
-	"  crashlab report 3 --model all --format markdown > findings.md\n";
+	"  crashlab report 3 --model all --format markdown > findings.md\n"
+	"  crashlab report last --format html > run.html\n";
 
-/* One fs run as the report shows it. */
-struct fsview {
-	struct fsrun f;
-	struct state_result *st;
-	size_t nst;
-	unsigned sel;              /* the models to report (bit set) */
-};
-
-static bool selected(const struct fsview *f, int model)
+bool report_selected(const struct fsview *f, int model)
 {
 	return model == MODEL_UNIVERSAL || (f->sel & (1u << model));
 }
+#define selected report_selected
 
 static bool is_finding(const struct verdict *v)
 {
@@ -82,7 +83,7 @@ static void count_state(const struct fsview *f, const struct state_result *s, si
 			c[s->judge.v[i].kind]++;
 }
 
-static char *op_text(const struct wl_op *op)
+char *report_op_text(const struct wl_op *op)
 {
 	int len = wl_format(op, NULL, 0);
 	char *t = xmalloc((size_t)len + 1);
@@ -90,7 +91,7 @@ static char *op_text(const struct wl_op *op)
 	return t;
 }
 
-static char mark_of(const struct state_result *s, size_t o)
+char report_mark_of(const struct state_result *s, size_t o)
 {
 	return s->judge.marks && strlen(s->judge.marks) > o ? s->judge.marks[o] : 0;
 }
@@ -130,15 +131,6 @@ static void state_names(const struct fsview *f, size_t k, const int *rep, struct
 	}
 }
 
-/* One fact (the same op, object, expected and observed value, kind) and the
- * models and rules that judge it so. */
-struct fact {
-	const struct verdict *first;
-	unsigned models;
-	const char *rules[8];
-	const char *cites[8];
-	size_t nrules;
-};
 
 static bool same_fact(const struct verdict *a, const struct verdict *b)
 {
@@ -147,7 +139,7 @@ static bool same_fact(const struct verdict *a, const struct verdict *b)
 	       (a->model != MODEL_UNIVERSAL || !strcmp(a->rule, b->rule));
 }
 
-static size_t facts_of(const struct fsview *f, const struct state_result *s, bool all, struct fact **out)
+size_t report_facts(const struct fsview *f, const struct state_result *s, bool all, struct fact **out)
 {
 	struct fact *fa = NULL;
 	size_t n = 0, cap = 0;
@@ -245,11 +237,11 @@ static void timeline(const struct fsview *f, const struct state_result *s, bool 
 		const struct wl_op *op = &f->f.ops.ops[o];
 		if (op->section != WL_RUN)
 			continue;
-		char m = mark_of(s, o);
+		char m = report_mark_of(s, o);
 		bool done = op_completed(&f->f.res[o], s);
 		size_t e = o; /* the last op of a run of quiet neighbours */
 		while (!all && nrun > REPORT_TIMELINE_OPS && mark_class(m) && e + 1 < f->f.ops.n &&
-		       f->f.ops.ops[e + 1].section == WL_RUN && mark_class(mark_of(s, e + 1)) == mark_class(m) &&
+		       f->f.ops.ops[e + 1].section == WL_RUN && mark_class(report_mark_of(s, e + 1)) == mark_class(m) &&
 		       op_completed(&f->f.res[e + 1], s) == done)
 			e++;
 		if (e > o) {
@@ -260,7 +252,7 @@ static void timeline(const struct fsview *f, const struct state_result *s, bool 
 							      "failed" };
 			for (size_t q = o; q <= e; q++)
 				for (int i = 0; i < 5; i++)
-					cnt[i] += mark_of(s, q) == marks[i];
+					cnt[i] += report_mark_of(s, q) == marks[i];
 			struct sbuf w = SBUF_INIT;
 			for (int i = 0; i < 5; i++)
 				if (cnt[i])
@@ -275,7 +267,7 @@ static void timeline(const struct fsview *f, const struct state_result *s, bool 
 			o = e;
 			continue;
 		}
-		char *text = op_text(op);
+		char *text = report_op_text(op);
 		if (md)
 			printf("| %d | `%s` | %s | %s |\n", op->id, text, done ? "yes" : "no", render_mark_word(m));
 		else
@@ -368,7 +360,7 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 				printf(md ? "First difference: %s\n\n" : "   first difference: %s\n", s->judge.diff);
 			timeline(f, s, md, all);
 			struct fact *fa;
-			size_t nf = facts_of(f, s, all, &fa);
+			size_t nf = report_facts(f, s, all, &fa);
 			size_t shown = all || nf <= REPORT_MAX_FACTS ? nf : REPORT_MAX_FACTS - 1;
 			struct strvec cited = STRVEC_INIT; /* each rule's citation once per state */
 			for (size_t q = 0; q < shown; q++)
@@ -420,12 +412,12 @@ static void render_json(const struct fsview *fv, size_t nfs, const struct run_in
 				const struct wl_op *op = &f->f.ops.ops[o];
 				if (op->section != WL_RUN)
 					continue;
-				char *text = op_text(op);
+				char *text = report_op_text(op);
 				json_t *oo = json_object();
 				jset(oo, "op", json_integer(op->id));
 				jset(oo, "text", render_json_str(text));
 				jset(oo, "completed", json_boolean(op_completed(&f->f.res[o], s)));
-				jset(oo, "mark", json_string(render_mark_word(mark_of(s, o))));
+				jset(oo, "mark", json_string(render_mark_word(report_mark_of(s, o))));
 				json_array_append_new(tl, oo);
 				free(text);
 			}
@@ -463,7 +455,7 @@ int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *format = "text", *model_list = NULL;
 	int all = 0;
 	const struct opt opts[] = {
-		{ OPT_STRING, 'f', "format", &format, "text|markdown|json", "output format (default text)" },
+		{ OPT_STRING, 'f', "format", &format, "FMT", "text (default), markdown, json or html" },
 		{ OPT_STRING, 0, "model", &model_list, "LIST", "models to report (default: the run's; 'all')" },
 		{ OPT_BOOL, 0, "all", &all, NULL, "also list kept promises and unpromised losses (gone)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
@@ -471,8 +463,9 @@ int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *cmd = ctx->name;
 	int n = cmd_parse(ctx, argc, argv, opts, report_usage, 0);
 	bool md = !strcmp(format, "markdown") || !strcmp(format, "md"), json = !strcmp(format, "json");
-	if (!md && !json && strcmp(format, "text"))
-		usage_error(cmd, "--format wants 'text', 'markdown' or 'json', not '%s'", format);
+	bool html = !strcmp(format, "html");
+	if (!md && !json && !html && strcmp(format, "text"))
+		usage_error(cmd, "--format wants 'text', 'markdown', 'json' or 'html', not '%s'", format);
 	if (n != 1)
 		usage_error(cmd, n ? "give one run" : "no run given; say which run (a run id, or 'last')");
 	struct errbuf e;
@@ -494,7 +487,8 @@ int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 	struct fsview *fv = xcalloc(nfs ? nfs : 1, sizeof(*fv));
 	for (size_t i = 0; i < nfs; i++) {
 		fv[i].f = frs[i];
-		if (crashdb_read_states(db, fv[i].f.id, CRASHDB_VERDICTS, &fv[i].st, &fv[i].nst, &e) < 0)
+		if (crashdb_read_states(db, fv[i].f.id, CRASHDB_VERDICTS | (html ? CRASHDB_TREE : 0), &fv[i].st,
+					&fv[i].nst, &e) < 0)
 			die_err(&e);
 		unsigned set = forced;
 		if (!set && fv[i].f.models)
@@ -508,7 +502,10 @@ int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 	if (unjudged)
 		warning("%" PRId64 " state%s of run %" PRId64 " %s no verdicts yet; 'crashlab judge %" PRId64 "%s' judges them",
 			unjudged, unjudged == 1 ? "" : "s", run_id, unjudged == 1 ? "has" : "have", run_id, cmd_db_arg(ctx));
-	if (json)
+	if (html) {
+		if (report_html(stdout, db, &run, fv, nfs, &e) < 0)
+			die_err(&e);
+	} else if (json)
 		render_json(fv, nfs, &run, all);
 	else
 		render_text(fv, nfs, &run, md, all);
