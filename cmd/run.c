@@ -23,6 +23,7 @@
 #include "host/sys.h"
 #include "judge/judge.h"
 #include "judge/models.h"
+#include "judge/sim.h"
 #include "kbuild/kbuild.h"
 
 static const char run_usage[] =
@@ -115,6 +116,33 @@ static char *kernel_key_of(const char *user_kernel)
 	return xstrdup(kbuild_key(&ko, key, &e) == 0 ? key : "");
 }
 
+/* What a workload most likely did not mean, said before anything runs:
+ * an op the simulation says will fail (a mistyped path), and a [run]
+ * without any op that makes something durable. */
+static void workload_hints(const struct wl_workload *w, const char *file)
+{
+	struct sim s;
+	struct errbuf e;
+	if (sim_run(&s, w, NULL, &e) == 0) {
+		for (size_t i = 0; i < w->n; i++)
+			if (s.ops[i].sim_err) {
+				char text[300];
+				wl_format(&w->ops[i], text, sizeof(text));
+				warning("%s:%d: op %d `%s` will fail (%s): it changes nothing, so no crash state can show "
+					"it%s",
+					file, w->ops[i].line, w->ops[i].id, text, strerror(s.ops[i].sim_err),
+					s.ops[i].sim_err == ENOENT ? "; is the path spelled as an earlier op made it?" : "");
+			}
+		sim_free(&s);
+	}
+	bool persists = false;
+	for (size_t i = w->nsetup; i < w->n; i++)
+		persists |= wl_is_persistence(&w->ops[i]) != 0;
+	if (w->n > w->nsetup && !persists)
+		note("%s: [run] has no fsync, fdatasync, sync or syncfs: nothing of it is promised to persist, so "
+		     "only the universal rules and ordering promises can be broken; add one to test durability", file);
+}
+
 int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	const char *fs_list = "all", *crash = "flush", *size_s = "512M", *model_list = NULL;
@@ -172,6 +200,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		die_code(EXIT_DATAERR, "%s: %s", file, e.msg);
 	if (expect_validate(&w, &e) < 0)
 		die_err(&e);
+	workload_hints(&w, file);
 	if (check_only) {
 		printf("%s: %zu setup op%s, %zu run op%s, %zu expectation%s", file, w.nsetup, w.nsetup == 1 ? "" : "s",
 		       w.n - w.nsetup, w.n - w.nsetup == 1 ? "" : "s", w.nexpects, w.nexpects == 1 ? "" : "s");
@@ -222,15 +251,14 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		if (sums[i].exit_code)
 			error("%s: %s", sums[i].fs, sums[i].error);
 	render_run_table(stdout, &run, sums, fss.n);
-	/* What each file system kept, side by side: the answer the run was for.
-	 * Marked under the one model --model names, else each fs's own. */
+	printf("findings: crashlab report %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
+	printf("details: crashlab show %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
+	/* Last, what each file system kept, side by side: the answer the run
+	 * was for. Marked under the one model --model names, else each fs's own. */
 	int view_model = model_list && !strchr(model_list, ',') ? model_parse(model_list) : -1;
 	putchar('\n');
 	if (cmp_show(db, &run.id, 1, NULL, view_model, "text", &e) < 0)
 		warning("the comparison view: %s", e.msg);
-	putchar('\n');
-	printf("findings: crashlab report %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
-	printf("details: crashlab show %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
 	crashdb_close(db);
 	free(sums);
 	free(fps);

@@ -142,8 +142,15 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 		struct wl_op sync_op = { .kind = WL_SYNC, .section = WL_SETUP, .off = -1, .len = -1 };
 		const struct wl_op *op = setup_sync ? &sync_op : &w->ops[i < w->nsetup ? i : i - 1];
 		wl_format(op, line, sizeof(line));
-		if (o->progress)
-			o->progress(o->ctx, i, w->n + 1, line);
+		if (o->progress) {
+			/* numbered as show numbers ops: the setup's sync is not one of them */
+			char step[8300];
+			if (setup_sync)
+				snprintf(step, sizeof(step), "the setup's sync");
+			else
+				snprintf(step, sizeof(step), "op %d/%zu: %s", op->id, w->n, line);
+			o->progress(o->ctx, i, w->n + 1, step);
+		}
 		out = vm_request(&vm, PROTO_MSG_OP, (uint16_t)op->section, (uint32_t)op->id, line,
 				     (uint32_t)strlen(line), 0, &type, &sb);
 		if (out != VM_OK) {

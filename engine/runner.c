@@ -50,9 +50,8 @@ struct rec_progress {
 static void rec_progress_cb(void *ctx, size_t done, size_t total, const char *what)
 {
 	struct rec_progress *rp = ctx;
-	char step[256];
-	snprintf(step, sizeof(step), "op %zu/%zu: %s", done + 1, total, what);
-	progress_update(rp->bar, done, step);
+	(void)total;
+	progress_update(rp->bar, done, what);
 }
 
 /* The distinct observed trees of a fs run, by their hash. */
@@ -151,7 +150,7 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 	for (size_t i = 0; i < nstates && o == VM_OK && r == 0; i++) {
 		const struct crash_state *cs = &states[i];
 		char step[96];
-		snprintf(step, sizeof(step), "state %zu/%zu (%s)", i + 1, nstates, cs->kind);
+		snprintf(step, sizeof(step), "state %d (%s), %zu of %zu", cs->idx, cs->kind, i + 1, nstates);
 		progress_update(bar, i, step);
 		struct state_result st = { .idx = cs->idx, .kind = xstrdup(cs->kind), .spec = xstrdup(cs->text),
 					   .point = (int64_t)cs->point,
