@@ -7,8 +7,8 @@
  * column's model: promised and kept, kept beyond the promise, gone without
  * a promise, LOST; plus where the program's naive assumption (the
  * `sequential` model) breaks. Built from the read API's types only
- * (compare.c), rendered as text, markdown, JSON (compare-render.c) or inside
- * the HTML report (html.c).
+ * (compare-view.c), rendered as text, markdown or JSON (compare.c) or inside
+ * the HTML report (report-html.c).
  */
 #ifndef CRASHLAB_CMD_COMPARE_H
 #define CRASHLAB_CMD_COMPARE_H
