@@ -101,6 +101,8 @@ static void print_table(FILE *f, const struct cmp_table *t, bool color, bool man
 	size_t *w = xcalloc(n ? n : 1, sizeof(*w)), *tw = xcalloc(n ? n : 1, sizeof(*tw));
 	for (size_t i = 0; i < n; i++) {
 		w[i] = width(t->col[i].head) > width(t->col[i].sub) ? width(t->col[i].head) : width(t->col[i].sub);
+		if (t->col[i].mount_opts && width(t->col[i].mount_opts) > w[i])
+			w[i] = width(t->col[i].mount_opts) < 24 ? width(t->col[i].mount_opts) : 24;
 		for (size_t r = 0; r < t->nrow; r++) {
 			char m[16];
 			cell_mark(&t->row[r].cell[i], m, sizeof(m));
@@ -150,6 +152,20 @@ static void print_table(FILE *f, const struct cmp_table *t, bool color, bool man
 	}
 	fputc('\n', f);
 	char buf[128];
+	bool opts = false;
+	for (size_t i = 0; i < n; i++)
+		opts |= t->col[i].mount_opts && *t->col[i].mount_opts;
+	if (opts) { /* the mount options, when a column has some */
+		fprintf(f, "  %-*s", (int)pathw, "");
+		if (progw)
+			fprintf(f, "  %-*s", (int)progw, "");
+		for (size_t i = 0; i < n; i++) {
+			const char *o = t->col[i].mount_opts && *t->col[i].mount_opts ? t->col[i].mount_opts : "defaults";
+			fputs("  ", f);
+			pad(f, fit(o, w[i], buf, sizeof(buf)), i + 1 < n ? w[i] : 0);
+		}
+		fputc('\n', f);
+	}
 	for (size_t r = 0; r < t->nrow; r++) {
 		const struct cmp_row *row = &t->row[r];
 		fputs(row->differs ? "* " : "  ", f);
@@ -245,7 +261,10 @@ void cmp_print_markdown(FILE *f, const struct cmp_view *v)
 		if (t->program_k >= 0)
 			fprintf(f, " program (after op %d) |", t->program_k);
 		for (size_t i = 0; i < t->ncol; i++)
-			fprintf(f, " %s, %s |", t->col[i].head, t->col[i].sub);
+			fprintf(f, " %s, %s%s%s%s |", t->col[i].head, t->col[i].sub,
+				t->col[i].mount_opts && *t->col[i].mount_opts ? " (" : "",
+				t->col[i].mount_opts && *t->col[i].mount_opts ? t->col[i].mount_opts : "",
+				t->col[i].mount_opts && *t->col[i].mount_opts ? ")" : "");
 		fputs("\n|---|", f);
 		if (t->program_k >= 0)
 			fputs("---|", f);
