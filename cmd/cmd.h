@@ -37,6 +37,8 @@ struct command {
 
 /* The command table, for `crashlab --help` and the tests. */
 const struct command *commands(size_t *n);
+/* The command of that name, or NULL. */
+const struct command *command_find(const char *name);
 
 /* Parse argv with the command's options and the common ones ctx->flags
  * allow; --help prints usage and exits 0. Returns the positionals' count

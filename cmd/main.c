@@ -1,6 +1,6 @@
 /*
  * main.c - crashlab's entry point. It only dispatches: one row per
- * subcommand in the table below, each handled in cmd/<name>.c, with the
+ * subcommand in the table of cmd/commands.c, each handled in cmd/<name>.c, with the
  * flags that say what the command needs (cmd.h). `crashlab help CMD` is
  * `crashlab CMD --help`; an unknown command gets the nearest one suggested.
  */
@@ -11,38 +11,14 @@
 
 #include "cmd/cmd.h"
 
-static const struct command table[] = {
-	{ "run", cmd_run, "run a workload, cut the power at every flush, check and judge every crash state",
-	  CMD_GUEST | CMD_DB | CMD_STDOUT },
-	{ "show", cmd_show, "print a run, or one crash state's observed tree", CMD_DB | CMD_STDOUT },
-	{ "report", cmd_report, "explain a run's findings: what each model promised and what was lost",
-	  CMD_DB | CMD_STDOUT },
-	{ "compare", cmd_compare, "what each file system kept, side by side, with who promised it", CMD_DB | CMD_STDOUT },
-	{ "tutorial", cmd_tutorial, "the lessons: list them, or run one and say what to notice",
-	  CMD_GUEST | CMD_DB | CMD_STDOUT },
-	{ "judge", cmd_judge, "judge a stored run's states again with this crashlab's judge", CMD_DB | CMD_STDOUT },
-	{ "try", cmd_try, "boot a guest and show each file system mount, write, unmount and fsck", CMD_GUEST | CMD_STDOUT },
-	{ "boot", cmd_boot, "boot the guest, run a command in it, exit with its status", CMD_GUEST },
-	{ "shell", cmd_shell, "interactive shell in the guest on the serial console", CMD_GUEST },
-	{ "kernel", cmd_kernel, "build the patched guest kernel (cached), print its path; run its selftests",
-	  CMD_STDOUT },
-	{ "image", cmd_image, "build the guest initramfs, make base disk images", CMD_STDOUT },
-	{ "bench", cmd_bench, "measure the lab: boot time, time per crash state, barrier cost", CMD_GUEST | CMD_STDOUT },
-	{ "doctor", cmd_doctor, "check every prerequisite and say how to fix what is missing", CMD_STDOUT },
-};
-
-const struct command *commands(size_t *n)
-{
-	*n = ARRAY_SIZE(table);
-	return table;
-}
-
 static void usage(FILE *f)
 {
+	size_t ntable;
+	const struct command *table = commands(&ntable);
 	fprintf(f, "usage: crashlab [--version] <command> [options] [args]\n\n"
 		   "crashlab shows what Linux file systems keep when the power is cut.\n\n"
 		   "commands:\n");
-	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+	for (size_t i = 0; i < ntable; i++)
 		fprintf(f, "  %-8s %s\n", table[i].name, table[i].summary);
 	fprintf(f, "\n'crashlab help <command>' (or 'crashlab <command> --help') explains a command.\n"
 		   "Every command accepts --verbose and --quiet; those that boot a guest also\n"
@@ -53,21 +29,15 @@ static void usage(FILE *f)
 		   "125 guest kernel panic.\n");
 }
 
-static const struct command *find(const char *name)
-{
-	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
-		if (!strcmp(table[i].name, name))
-			return &table[i];
-	return NULL;
-}
-
 static _Noreturn void unknown(const char *name)
 {
-	const char *names[ARRAY_SIZE(table) + 2];
-	for (size_t i = 0; i < ARRAY_SIZE(table); i++)
+	size_t ntable;
+	const struct command *table = commands(&ntable);
+	const char **names = xcalloc(ntable + 2, sizeof(*names));
+	for (size_t i = 0; i < ntable; i++)
 		names[i] = table[i].name;
-	names[ARRAY_SIZE(table)] = "help";
-	names[ARRAY_SIZE(table) + 1] = NULL;
+	names[ntable] = "help";
+	names[ntable + 1] = NULL;
 	const char *near = nearest_word(name, names);
 	if (near)
 		fprintf(stderr, "crashlab: error: unknown command '%s'; did you mean '%s'?\nsee 'crashlab --help'\n",
@@ -95,7 +65,7 @@ int main(int argc, char **argv)
 	char *help_argv[4] = { NULL };
 	if (!strcmp(name, "help")) {
 		/* crashlab help CMD is crashlab CMD --help */
-		if (!find(argv[2]))
+		if (!command_find(argv[2]))
 			unknown(argv[2]);
 		help_argv[0] = argv[0];
 		help_argv[1] = argv[2];
@@ -104,7 +74,7 @@ int main(int argc, char **argv)
 		argc = 3;
 		name = argv[1];
 	}
-	const struct command *c = find(name);
+	const struct command *c = command_find(name);
 	if (!c)
 		unknown(name);
 	struct cmd_ctx ctx = { .name = xasprintf("crashlab %s", c->name), .flags = c->flags, .accel = "auto" };

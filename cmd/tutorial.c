@@ -241,16 +241,6 @@ static int split_words(const char *s, struct strvec *out)
 	return 0;
 }
 
-static const struct command *find_command(const char *name)
-{
-	size_t n;
-	const struct command *t = commands(&n);
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(t[i].name, name))
-			return &t[i];
-	return NULL;
-}
-
 /* The database path as the child must see it: it runs in the project root. */
 static char *absolute_db(const struct cmd_ctx *ctx)
 {
@@ -273,7 +263,7 @@ static int step_argv(const struct lesson *l, size_t i, const struct cmd_ctx *ctx
 		return errbuf_set(e, EXIT_DATAERR, "%s:%d: cannot split '%s' into words (an unclosed quote?)", l->readme,
 				  l->step_line[i], l->steps.v[i]);
 	}
-	const struct command *c = find_command(words.v[1]);
+	const struct command *c = command_find(words.v[1]);
 	if (!c || !strcmp(words.v[1], "tutorial")) {
 		int r = errbuf_set(e, EXIT_DATAERR, "%s:%d: '%s' is not a crashlab command a lesson can run", l->readme,
 				   l->step_line[i], words.v[1]);
