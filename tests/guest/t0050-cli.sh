@@ -3,7 +3,12 @@
 . "$(dirname "$0")/../lib.sh"
 
 expect_exit 0 "crashlab --help" -- "$CRASHLAB" --help
-for c in try boot shell kernel image bench doctor; do
+# every command --help lists (and it lists the ones the README teaches)
+cmds=$(awk '/^commands:/ { on = 1; next } on && /^$/ { exit } on { print $1 }' "$T/out")
+for c in run show report compare tutorial; do
+	case " $(echo $cmds) " in *" $c "*) ok "--help lists $c" ;; *) not_ok "--help does not list $c" ;; esac
+done
+for c in $cmds; do
 	expect_exit 0 "crashlab $c --help works" -- env XDG_CACHE_HOME="$T/empty-cache" "$CRASHLAB" $c --help
 	expect_grep "$T/out" "^usage: crashlab $c" "crashlab $c --help starts with its usage"
 done
