@@ -22,3 +22,8 @@ expect_grep "$T/out" "KVM" "doctor reports on KVM"
 expect_exit 0 "bench boot" -- "$CRASHLAB" bench boot -n 1
 expect_grep "$T/out" "^boot to agent-ready: median [0-9.]+ s over 1 boots .*accelerator (kvm|tcg)$" "bench prints the median and the accelerator"
 expect_exit 2 "bench without a benchmark" -- "$CRASHLAB" bench
+# the lessons keep the shape `crashlab tutorial` runs
+expect_exit 0 "crashlab tutorial --check: every lesson parses" -- "$CRASHLAB" tutorial --check
+expect_grep "$T/out" "^ok  seed " "the seed lesson is one"
+expect_exit 66 "an unknown lesson" -- "$CRASHLAB" tutorial sede
+expect_grep "$T/err" "did you mean 'seed'" "the nearest lesson is suggested"
