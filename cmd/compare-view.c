@@ -227,11 +227,6 @@ static void add_path(struct strvec *v, const char *p)
 	strvec_push(v, p);
 }
 
-static int by_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The objects the ops touched, sorted as trees are. */
 static void objects(const struct cmp_source *src, size_t n, struct strvec *out)
 {
@@ -242,8 +237,7 @@ static void objects(const struct cmp_source *src, size_t n, struct strvec *out)
 			if (op->kind != WL_SYMLINK)
 				add_path(out, op->path2);
 		}
-	if (out->n)
-		qsort(out->v, out->n, sizeof(*out->v), by_str);
+	strvec_sort(out);
 }
 
 struct program {
@@ -311,7 +305,7 @@ static void table_build(struct cmp_table *t, const struct cmp_source *src, size_
 		for (size_t i = 0; i < n; i++) {
 			struct cmp_cell *c = &row->cell[i];
 			if (!st[i])
-				snprintf(c->text, sizeof(c->text), "-");
+				snprintf(c->text, sizeof(c->text), "no crash state");
 			else if (!st[i]->check.mount_ok)
 				snprintf(c->text, sizeof(c->text), "does not mount");
 			else

@@ -88,7 +88,7 @@ static void cell_mark(const struct cmp_cell *c, char *buf, size_t len)
 
 #define TEXT_WIDTH 100
 
-static void print_table(FILE *f, const struct cmp_table *t, bool color, bool many_runs)
+static void print_table(FILE *f, const struct cmp_table *t, bool color)
 {
 	size_t n = t->ncol;
 	size_t pathw = 6, progw = t->program_k >= 0 ? 7 : 0;
@@ -98,7 +98,7 @@ static void print_table(FILE *f, const struct cmp_table *t, bool color, bool man
 		if (t->program_k >= 0 && width(t->row[r].program) > progw)
 			progw = width(t->row[r].program);
 	}
-	size_t *w = xcalloc(n ? n : 1, sizeof(*w)), *tw = xcalloc(n ? n : 1, sizeof(*tw));
+	size_t *w = xcalloc(n ? n : 1, sizeof(*w));
 	for (size_t i = 0; i < n; i++) {
 		w[i] = width(t->col[i].head) > width(t->col[i].sub) ? width(t->col[i].head) : width(t->col[i].sub);
 		if (t->col[i].mount_opts && width(t->col[i].mount_opts) > w[i])
@@ -193,9 +193,7 @@ static void print_table(FILE *f, const struct cmp_table *t, bool color, bool man
 		}
 		fputc('\n', f);
 	}
-	(void)many_runs;
 	free(w);
-	free(tw);
 }
 
 static void models_line(FILE *f, const struct cmp_table *t)
@@ -233,7 +231,7 @@ void cmp_print_text(FILE *f, const struct cmp_view *v, bool color)
 		fprintf(f, "What each file system kept, %s\n(", t->title);
 		models_line(f, t);
 		fputs(")\n", f);
-		print_table(f, t, color, v->many_runs);
+		print_table(f, t, color);
 	}
 	fprintf(f, "%s\n", cmp_legend);
 }

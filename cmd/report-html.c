@@ -390,11 +390,8 @@ static const char script[] = "function openHash(){var h=decodeURIComponent(locat
 			     "if(d&&d.tagName==='DETAILS'){d.open=true;d.scrollIntoView();}}"
 			     "window.addEventListener('hashchange',openHash);openHash();";
 
-int report_html(FILE *f, struct crashdb *db, const struct run_info *run, const struct fsview *fv, size_t nfs,
-		struct errbuf *e)
+int report_html(FILE *f, const struct run_info *run, const struct fsview *fv, size_t nfs)
 {
-	(void)db;
-	(void)e;
 	const char *file = run->workload_file ? run->workload_file : "?";
 	fprintf(f, "<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>\n"
 		   "<meta name='viewport' content='width=device-width, initial-scale=1'>\n<title>crashlab run %" PRId64

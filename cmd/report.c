@@ -503,8 +503,8 @@ int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 		warning("%" PRId64 " state%s of run %" PRId64 " %s no verdicts yet; 'crashlab judge %" PRId64 "%s' judges them",
 			unjudged, unjudged == 1 ? "" : "s", run_id, unjudged == 1 ? "has" : "have", run_id, cmd_db_arg(ctx));
 	if (html) {
-		if (report_html(stdout, db, &run, fv, nfs, &e) < 0)
-			die_err(&e);
+		if (report_html(stdout, &run, fv, nfs) < 0)
+			die_code(EXIT_CANTCREAT, "cannot write the page: %s", strerror(errno));
 	} else if (json)
 		render_json(fv, nfs, &run, all);
 	else

@@ -38,9 +38,8 @@ char *report_op_text(const struct wl_op *op);
 /* The explain mark of op index o in state s (EX_MARK_*), or 0. */
 char report_mark_of(const struct state_result *s, size_t o);
 
-/* The self-contained HTML page of a run: to f. */
-struct crashdb;
-int report_html(FILE *f, struct crashdb *db, const struct run_info *run, const struct fsview *fv, size_t nfs,
-		struct errbuf *e);
+/* The self-contained HTML page of a run (fv: its states read with their
+ * trees) to f; -1 when f failed. */
+int report_html(FILE *f, const struct run_info *run, const struct fsview *fv, size_t nfs);
 
 #endif

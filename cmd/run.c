@@ -119,22 +119,16 @@ static char *kernel_key_of(const char *user_kernel)
 /* What a workload most likely did not mean, said before anything runs:
  * an op the simulation says will fail (a mistyped path), and a [run]
  * without any op that makes something durable. */
-static void workload_hints(const struct wl_workload *w, const char *file)
+static void workload_hints(const struct wl_workload *w, const struct sim *s, const char *file)
 {
-	struct sim s;
-	struct errbuf e;
-	if (sim_run(&s, w, NULL, &e) == 0) {
-		for (size_t i = 0; i < w->n; i++)
-			if (s.ops[i].sim_err) {
-				char text[300];
-				wl_format(&w->ops[i], text, sizeof(text));
-				warning("%s:%d: op %d `%s` will fail (%s): it changes nothing, so no crash state can show "
-					"it%s",
-					file, w->ops[i].line, w->ops[i].id, text, strerror(s.ops[i].sim_err),
-					s.ops[i].sim_err == ENOENT ? "; is the path spelled as an earlier op made it?" : "");
-			}
-		sim_free(&s);
-	}
+	for (size_t i = 0; i < w->n; i++)
+		if (s->ops[i].sim_err) {
+			char text[300];
+			wl_format(&w->ops[i], text, sizeof(text));
+			warning("%s:%d: op %d `%s` will fail (%s): it changes nothing, so no crash state can show it%s",
+				file, w->ops[i].line, w->ops[i].id, text, strerror(s->ops[i].sim_err),
+				s->ops[i].sim_err == ENOENT ? "; is the path spelled as an earlier op made it?" : "");
+		}
 	bool persists = false;
 	for (size_t i = w->nsetup; i < w->n; i++)
 		persists |= wl_is_persistence(&w->ops[i]) != 0;
@@ -196,11 +190,13 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		die_err(&e);
 	if (models_select(model_list, NULL, NULL, &w, &set, &e) < 0)
 		usage_error(cmd, "%s", e.msg);
-	if (sim_check(&w, &e) < 0)
+	struct sim sim; /* the workload simulated once: what it cannot model stops it, what fails is said */
+	if (sim_run(&sim, &w, NULL, &e) < 0)
 		die_code(EXIT_DATAERR, "%s: %s", file, e.msg);
+	workload_hints(&w, &sim, file);
+	sim_free(&sim);
 	if (expect_validate(&w, &e) < 0)
 		die_err(&e);
-	workload_hints(&w, file);
 	if (check_only) {
 		printf("%s: %zu setup op%s, %zu run op%s, %zu expectation%s", file, w.nsetup, w.nsetup == 1 ? "" : "s",
 		       w.n - w.nsetup, w.n - w.nsetup == 1 ? "" : "s", w.nexpects, w.nexpects == 1 ? "" : "s");

@@ -178,11 +178,6 @@ static int lesson_load(const char *name, struct lesson *l, struct errbuf *e)
 	return 0;
 }
 
-static int by_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The lessons' names, sorted: every folder of tutorials/ with a README.md
  * that starts with a title line (a litmus collection such as barrier/ is a
  * reference, not a lesson: its README has no 'Run it' section). */
@@ -204,41 +199,7 @@ static void lesson_names(struct strvec *out)
 		}
 	closedir(d);
 	free(root);
-	if (out->n)
-		qsort(out->v, out->n, sizeof(*out->v), by_name);
-}
-
-/* A command line split as a shell would for the words the lessons use:
- * blanks separate, '...' and "..." quote. */
-static int split_words(const char *s, struct strvec *out)
-{
-	struct sbuf w = SBUF_INIT;
-	bool in_word = false;
-	for (const char *p = s; *p; p++) {
-		if (*p == '\'' || *p == '"') {
-			const char *end = strchr(p + 1, *p);
-			if (!end) {
-				sbuf_free(&w);
-				return -1;
-			}
-			sbuf_add(&w, p + 1, (size_t)(end - p - 1));
-			in_word = true;
-			p = end;
-		} else if (*p == ' ' || *p == '\t') {
-			if (in_word) {
-				strvec_push(out, w.buf ? w.buf : "");
-				sbuf_reset(&w);
-				in_word = false;
-			}
-		} else {
-			sbuf_add(&w, p, 1);
-			in_word = true;
-		}
-	}
-	if (in_word)
-		strvec_push(out, w.buf ? w.buf : "");
-	sbuf_free(&w);
-	return 0;
+	strvec_sort(out);
 }
 
 /* The database path as the child must see it: it runs in the project root. */
@@ -258,10 +219,11 @@ static int step_argv(const struct lesson *l, size_t i, const struct cmd_ctx *ctx
 		     struct strvec *av, struct errbuf *e)
 {
 	struct strvec words = STRVEC_INIT;
-	if (split_words(l->steps.v[i], &words) < 0 || words.n < 2) {
+	strvec_split(&words, l->steps.v[i]);
+	if (words.n < 2) {
 		strvec_free(&words);
-		return errbuf_set(e, EXIT_DATAERR, "%s:%d: cannot split '%s' into words (an unclosed quote?)", l->readme,
-				  l->step_line[i], l->steps.v[i]);
+		return errbuf_set(e, EXIT_DATAERR, "%s:%d: '%s' names no crashlab command", l->readme, l->step_line[i],
+				  l->steps.v[i]);
 	}
 	const struct command *c = command_find(words.v[1]);
 	if (!c || !strcmp(words.v[1], "tutorial")) {

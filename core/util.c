@@ -209,6 +209,17 @@ char *strvec_join_quoted(const struct strvec *sv)
 	return sbuf_detach(&sb);
 }
 
+static int strp_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strvec_sort(struct strvec *sv)
+{
+	if (sv->n)
+		qsort(sv->v, sv->n, sizeof(*sv->v), strp_cmp);
+}
+
 void strvec_split(struct strvec *sv, const char *s)
 {
 	struct sbuf word = SBUF_INIT;

@@ -77,6 +77,8 @@ void strvec_pushl(struct strvec *sv, ...) __attribute__((sentinel));
 void strvec_pushf(struct strvec *sv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strvec_free(struct strvec *sv);
 bool strvec_has(const struct strvec *sv, const char *s);
+/* Sort the strings bytewise (strcmp). */
+void strvec_sort(struct strvec *sv);
 /* Shell-quoted one-line rendering, for "rerun by hand" messages. */
 char *strvec_join_quoted(const struct strvec *sv);
 /* Split a string on spaces (respecting simple '...' and "..." quoting). */

@@ -74,11 +74,6 @@ static const char *type_word(int t)
 	return t == 'd' ? "directory" : t == 'l' ? "symlink" : t == 'f' ? "file" : "special file";
 }
 
-static int name_cmp(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The names directly in directory path (the root: "."), sorted, comma-joined. */
 static void listing(const struct tree_node *v, size_t n, const char *path, struct sbuf *out)
 {
@@ -98,7 +93,7 @@ static void listing(const struct tree_node *v, size_t n, const char *path, struc
 		strvec_push(&names, rest);
 	}
 	if (names.n)
-		qsort(names.v, names.n, sizeof(char *), name_cmp);
+		strvec_sort(&names);
 	for (size_t i = 0; i < names.n; i++)
 		sbuf_addf(out, "%s%s", i ? " " : "", names.v[i]);
 	strvec_free(&names);
