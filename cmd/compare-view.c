@@ -240,6 +240,41 @@ static void objects(const struct cmp_source *src, size_t n, struct strvec *out)
 	strvec_sort(out);
 }
 
+static void append_mode(char *buf, size_t len, const struct tree_node *t)
+{
+	size_t l = strlen(buf);
+	if (t && t->type != 'l' && l + 1 < len)
+		snprintf(buf + l, len - l, " %04o", (unsigned)t->mode); /* "hello" 0600 */
+}
+
+/* The cells say what an object holds, not its attributes: where the program
+ * and a state (or two states) disagree on the object's mode (a chmod that
+ * fdatasync did not carry), every cell of the row ends with its mode in
+ * octal. */
+static void add_modes(struct cmp_row *row, struct cmp_table *t, const struct tree_node *pt, size_t npt,
+		      const struct state_result **st)
+{
+	const struct tree_node *prog = t->program_k >= 0 ? find_node(pt, npt, row->path) : NULL;
+	int mode = prog && prog->type != 'l' ? (int)prog->mode : -1;
+	bool differ = false;
+	for (size_t i = 0; i < t->ncol; i++) {
+		const struct tree_node *o = st[i] && st[i]->check.mount_ok ?
+			find_node(st[i]->check.nodes, st[i]->check.n_nodes, row->path) : NULL;
+		if (!o || o->type == 'l')
+			continue;
+		if (mode >= 0 && (int)o->mode != mode)
+			differ = true;
+		mode = (int)o->mode;
+	}
+	if (!differ)
+		return;
+	append_mode(row->program, sizeof(row->program), prog);
+	for (size_t i = 0; i < t->ncol; i++)
+		if (st[i] && st[i]->check.mount_ok)
+			append_mode(row->cell[i].text, sizeof(row->cell[i].text),
+				    find_node(st[i]->check.nodes, st[i]->check.n_nodes, row->path));
+}
+
 struct program {
 	struct sim sim;
 	bool ok;
@@ -319,6 +354,8 @@ static void table_build(struct cmp_table *t, const struct cmp_source *src, size_
 				row->differs = true;
 		}
 	}
+	for (size_t r = 0; r < t->nrow; r++)
+		add_modes(&t->row[r], t, pt, npt, st);
 	for (size_t i = 0; i < npt; i++)
 		tree_node_free(&pt[i]);
 	free(pt);

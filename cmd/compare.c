@@ -91,7 +91,11 @@ static void cell_mark(const struct cmp_cell *c, char *buf, size_t len)
 static void print_table(FILE *f, const struct cmp_table *t, bool color)
 {
 	size_t n = t->ncol;
-	size_t pathw = 6, progw = t->program_k >= 0 ? 7 : 0;
+	size_t pathw = 6, progw = 0;
+	if (t->program_k >= 0) { /* "program" over "after op K" */
+		char b[32];
+		progw = (size_t)snprintf(b, sizeof(b), "after op %d", t->program_k);
+	}
 	for (size_t r = 0; r < t->nrow; r++) {
 		if (width(t->row[r].path) > pathw)
 			pathw = width(t->row[r].path);
