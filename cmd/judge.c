@@ -18,7 +18,7 @@ static const char judge_usage[] =
 	"report RUN' can explain them. With --again, judge every state of the run\n"
 	"anew and replace its verdicts (after an update of crashlab's judge).\n"
 	"Nothing is booted: the judge works from the stored ops, op results and\n"
-	"observed trees. RUN is a run id or 'last'.\n"
+	"observed trees. RUN is a run id, 'last' or 'last~N' (the Nth before the last).\n"
 	"\n"
 	"examples:\n"
 	"  crashlab judge last\n"

@@ -24,7 +24,7 @@
 static const char report_usage[] =
 	"usage: crashlab report [--db FILE] [--format text|markdown|json|html] [--model LIST] [--all] RUN\n"
 	"\n"
-	"Explain what a run found. RUN is a run id or 'last'. For each file system and\n"
+	"Explain what a run found. RUN is a run id, 'last' or 'last~N' (the Nth before the last). For each file system and\n"
 	"crash state: the op timeline (which ops had completed when the power was cut,\n"
 	"and which of them the state shows: persisted, partly, lost, superseded), then\n"
 	"every finding in one sentence each: a promise LOST under a selected model, or a\n"

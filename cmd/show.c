@@ -26,7 +26,7 @@
 static const char show_usage[] =
 	"usage: crashlab show [--db FILE] [--format text|json] RUN [FS STATE]\n"
 	"\n"
-	"Print what a run stored. RUN is a run id or 'last'.\n"
+	"Print what a run stored. RUN is a run id, 'last' or 'last~N' (the Nth before the last).\n"
 	"\n"
 	"With RUN alone: when and how the run was made (command line, accelerator,\n"
 	"kernel, crash mode), the workload with its line numbers, then for each file\n"

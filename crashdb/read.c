@@ -23,25 +23,35 @@ static int read_fail(struct crashdb *db, struct errbuf *e, const char *what)
 
 int crashdb_resolve_run(struct crashdb *db, const char *arg, int64_t *id, struct errbuf *e)
 {
-	if (!strcmp(arg, "last")) {
-		sqlite3_stmt *st = db_prepare(db, "SELECT max(id) FROM runs", e);
+	char *end;
+	if (!strncmp(arg, "last", 4) && (!arg[4] || arg[4] == '~')) {
+		/* last~N: the Nth run before the last, as git's HEAD~N */
+		long long back = 0;
+		if (arg[4]) {
+			errno = 0;
+			back = strtoll(arg + 5, &end, 10);
+			if (errno || end == arg + 5 || *end || back < 0)
+				return errbuf_set(e, EXIT_USAGE, "RUN must be a run id, 'last' or 'last~N', not '%s'", arg);
+		}
+		sqlite3_stmt *st = db_prepare(db, "SELECT id FROM runs ORDER BY id DESC LIMIT 1 OFFSET ?", e);
 		if (!st)
 			return -1;
+		sqlite3_bind_int64(st, 1, back);
 		int rc = sqlite3_step(st);
-		int null = rc == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_NULL;
 		*id = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
 		sqlite3_finalize(st);
-		if (rc != SQLITE_ROW)
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 			return read_fail(db, e, "the runs");
-		if (null)
+		if (rc == SQLITE_DONE && !back)
 			return errbuf_set(e, EXIT_NOINPUT, "there are no runs in '%s' yet; 'crashlab run' makes one", db->path);
+		if (rc == SQLITE_DONE)
+			return errbuf_set(e, EXIT_NOINPUT, "'%s': '%s' holds fewer than %lld runs", arg, db->path, back + 1);
 		return 0;
 	}
-	char *end;
 	errno = 0;
 	long long v = strtoll(arg, &end, 10);
 	if (errno || end == arg || *end || v <= 0)
-		return errbuf_set(e, EXIT_USAGE, "RUN must be a run id or 'last', not '%s'", arg);
+		return errbuf_set(e, EXIT_USAGE, "RUN must be a run id, 'last' or 'last~N', not '%s'", arg);
 	*id = v;
 	return 0;
 }

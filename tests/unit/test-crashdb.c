@@ -547,7 +547,12 @@ TEST(show)
 	expect_fail(db, "1 ext4 9", EXIT_NOINPUT, "state 9 does not exist for ext4 in run 1 (it has states 0..2)");
 	expect_fail(db, "1 btrfs 0", EXIT_NOINPUT, "run 1 has no file system 'btrfs' (it has: ext4, xfs)");
 	expect_fail(db, "", EXIT_USAGE, "no run given");
-	expect_fail(db, "first", EXIT_USAGE, "RUN must be a run id or 'last'");
+	expect_fail(db, "first", EXIT_USAGE, "RUN must be a run id, 'last' or 'last~N'");
+	expect_fail(db, "last~x", EXIT_USAGE, "RUN must be a run id, 'last' or 'last~N', not 'last~x'");
+	expect_fail(db, "last~-1", EXIT_USAGE, "not 'last~-1'");
+	expect_fail(db, "lastly", EXIT_USAGE, "not 'lastly'");
+	expect_fail(db, "last~1", EXIT_NOINPUT, "holds fewer than 2 runs");
+	golden(db, "last~0 ext4 1", "show-state.txt", false);
 	expect_fail(db, "1 ext4", EXIT_USAGE, "needs both FS and STATE");
 	expect_fail(db, "1 ext4 x", EXIT_USAGE, "STATE must be a state index");
 	expect_fail(db, "--format xml 1", EXIT_USAGE, "--format wants 'text' or 'json'");
