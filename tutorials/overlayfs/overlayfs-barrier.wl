@@ -1,17 +1,17 @@
-# Lesson overlayfs, with the barrier: the same copy-up sequence, with the
+# Lesson overlayfs, with the barrier: the copy-up without its fsync, the
 # rename made a RENAME_BARRIER rename (fbarrier on the file, then the
-# rename), which orders the xattrs and the mode before the new name.
+# rename). The barrier orders the data, the xattr and the mode before the
+# new name without waiting for any of it to be durable.
 [setup]
 mkdir work
 mkdir upper
 [run]
 write work/tmp 64K
-fsync work/tmp
 setxattr work/tmp user.overlay.origin "lower-42"
 chmod work/tmp 0640
 rename work/tmp upper/file barrier
 fsync upper
-# Observed on 6.12 with the kernel series.
+# Observed on 6.12 with the kernel series: the file arrives whole everywhere.
 [expect]
 work/tmp absent
 upper lists file
