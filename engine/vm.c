@@ -543,6 +543,12 @@ int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e)
 	case VM_OK:
 		break;
 	}
+	/* Under KVM, a QEMU that fails to start the guest or a guest that never
+	 * answers usually means KVM does not work on this host. */
+	if (vm->slowdown == 1.0 && (o == VM_QEMU_FAILED || o == VM_NO_OUTPUT))
+		sbuf_adds(&msg, "\nthe guest ran under KVM (--accel kvm), which does not seem to work on this host "
+				"(nested virtualisation, a CPU feature the hypervisor hides): use --accel auto, which "
+				"probes KVM once and falls back to TCG, or --accel tcg; 'crashlab doctor' says what it found");
 	/* The last console lines usually say why. */
 	if (vm->console_log.len && o != VM_QEMU_FAILED) {
 		const char *end = vm->console_log.buf + vm->console_log.len;
@@ -729,8 +735,9 @@ const char *vm_accel(const char *requested, const char *kernel, const char *init
 	struct sbuf cached = SBUF_INIT;
 	const char *res;
 	if (path && read_file(path, &cached) == 0 && (!strncmp(cached.buf, "kvm", 3) || !strncmp(cached.buf, "tcg", 3))) {
+		/* Said once, when the probe ran; 'crashlab doctor' repeats it. */
 		res = !strncmp(cached.buf, "kvm", 3) ? "kvm" : "tcg";
-		if (!strcmp(res, "tcg"))
+		if (!strcmp(res, "tcg") && msg_verbose())
 			note("using TCG software emulation (%.*s; cached answer, delete '%s' to probe again)",
 			     (int)strcspn(cached.buf + 4, "\n"), cached.buf + 4, path);
 	} else {

@@ -17,3 +17,16 @@ expect_exit 69 "QEMU dying early exits 69" -- "$CRASHLAB" boot --kernel "$T/fake
 expect_grep "$T/err" "qemu failed" "and says QEMU failed"
 
 CRASHLAB_QEMU=false expect_exit 69 "a QEMU that exits at once exits 69" -- "$CRASHLAB" boot --accel tcg -- true
+
+# A forced --accel kvm: it boots where KVM works; where the probe found it
+# unusable (the cached answer says tcg), it fails and says what to do.
+"$CRASHLAB" boot -q -- true >/dev/null 2>&1 # make sure the probe's answer is cached
+if ! [ -w /dev/kvm ]; then
+	expect_exit 69 "--accel kvm without a usable /dev/kvm exits 69" -- "$CRASHLAB" boot --accel kvm -- true
+	expect_grep "$T/err" "use --accel tcg" "and says what to do"
+elif "$CRASHLAB" doctor 2>&1 | grep -q "KVM unusable here"; then
+	expect_exit 69 "--accel kvm where KVM does not work exits 69" -- "$CRASHLAB" boot --accel kvm -- true
+	expect_grep "$T/err" "use --accel auto, which probes KVM once and falls back to TCG, or --accel tcg" "and says what to do"
+else
+	expect_exit 0 "--accel kvm where KVM works boots" -- "$CRASHLAB" boot --accel kvm -- true
+fi
