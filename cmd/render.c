@@ -1,6 +1,7 @@
 /* render.c - see render.h. */
 #include "cmd/render.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -240,4 +241,254 @@ void render_json_print(json_t *doc)
 {
 	json_dumpf(doc, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
 	putchar('\n');
+}
+
+/* ------------------------------------------------------------------ */
+/* Observed trees */
+
+/* Tree order: '/' sorts below every other byte, so children follow their directory. */
+static int path_cmp(const void *a, const void *b)
+{
+	const unsigned char *p = (const unsigned char *)((const struct tree_node *)a)->path;
+	const unsigned char *q = (const unsigned char *)((const struct tree_node *)b)->path;
+	for (; *p && *p == *q; p++, q++)
+		;
+	int x = *p == '/' ? 1 : *p ? *p + 1 : 0;
+	int y = *q == '/' ? 1 : *q ? *q + 1 : 0;
+	return x - y;
+}
+
+void render_tree_sort(struct tree_node *nodes, size_t n)
+{
+	if (n)
+		qsort(nodes, n, sizeof(*nodes), path_cmp);
+}
+
+static void text_xattr(void *ctx, const struct sbuf *name, const struct sbuf *value)
+{
+	struct sbuf *sb = ctx;
+	sbuf_adds(sb, " ");
+	render_escape(sb, name->buf, name->len, false);
+	sbuf_adds(sb, "=");
+	render_escape(sb, value->buf, value->len, true);
+}
+
+static void text_block_run(void *ctx, const char *tok, size_t len, size_t count)
+{
+	struct sbuf *sb = ctx;
+	if (sb->len && sb->buf[sb->len - 1] != '[')
+		sbuf_adds(sb, ",");
+	sbuf_add(sb, tok, len);
+	if (count > 1)
+		sbuf_addf(sb, "\u00d7%zu", count);
+}
+
+static int digits(uint64_t v)
+{
+	int n = 1;
+	while (v >= 10) {
+		v /= 10;
+		n++;
+	}
+	return n;
+}
+
+void render_tree_text(FILE *f, const char *indent, const struct tree_node *nodes, size_t n)
+{
+	int wl = 1, wo = 3, ws = 1;
+	for (size_t i = 0; i < n; i++) {
+		const struct tree_node *t = &nodes[i];
+		char owner[32];
+		int l = snprintf(owner, sizeof(owner), "%" PRIu32 ":%" PRIu32, t->uid, t->gid);
+		if (digits(t->nlink) > wl)
+			wl = digits(t->nlink);
+		if (l > wo)
+			wo = l;
+		if (digits(t->size) > ws)
+			ws = digits(t->size);
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct tree_node *t = &nodes[i];
+		char mode[11], owner[32];
+		render_mode_string(t, mode);
+		snprintf(owner, sizeof(owner), "%" PRIu32 ":%" PRIu32, t->uid, t->gid);
+		struct sbuf sb = SBUF_INIT;
+		sbuf_addf(&sb, "%s%s  %*" PRIu32 "  %-*s  %*" PRIu64 "  ", indent, mode, wl, t->nlink, wo, owner, ws, t->size);
+		render_escape(&sb, t->path, strlen(t->path), false);
+		if (t->type == 'l' && t->target) {
+			sbuf_adds(&sb, " -> ");
+			render_escape(&sb, t->target, strlen(t->target), false);
+		}
+		if (t->type == 'f' && t->size > 0) {
+			sbuf_adds(&sb, "  ");
+			/* Short or text-like inline content says more than a hash. */
+			if (t->content &&
+			    (render_printable_ish(t->content, t->content_len) || t->content_len <= 64 || !t->blocks)) {
+				render_escape(&sb, t->content, t->content_len, true);
+			} else if (t->blocks) {
+				sbuf_adds(&sb, "[");
+				render_block_runs(t->blocks, text_block_run, &sb);
+				sbuf_adds(&sb, "]");
+			}
+		}
+		if (t->xattrs && *t->xattrs) {
+			sbuf_adds(&sb, "  xattrs");
+			tree_xattrs_each(t->xattrs, text_xattr, &sb);
+		}
+		fprintf(f, "%s\n", sb.buf);
+		sbuf_free(&sb);
+	}
+}
+
+static void jset(json_t *o, const char *key, json_t *v)
+{
+	json_object_set_new(o, key, v);
+}
+
+static void json_xattr(void *ctx, const struct sbuf *name, const struct sbuf *value)
+{
+	json_t *o = ctx;
+	json_t *k = render_json_bytes(name->buf, name->len);
+	json_object_set_new(o, json_string_value(k), render_json_bytes(value->buf, value->len));
+	json_decref(k);
+}
+
+static void json_block_run(void *ctx, const char *tok, size_t len, size_t count)
+{
+	json_t *run = json_array();
+	json_array_append_new(run, json_stringn(tok, len));
+	json_array_append_new(run, json_integer((json_int_t)count));
+	json_array_append_new(ctx, run);
+}
+
+static json_t *json_node(const struct tree_node *t)
+{
+	char mode[8], type[2] = { t->type, '\0' };
+	snprintf(mode, sizeof(mode), "%04" PRIo32, t->mode & 07777);
+	json_t *o = json_object();
+	jset(o, "path", render_json_str(t->path));
+	jset(o, "type", json_string(type));
+	jset(o, "mode", json_string(mode));
+	jset(o, "nlink", json_integer(t->nlink));
+	jset(o, "uid", json_integer(t->uid));
+	jset(o, "gid", json_integer(t->gid));
+	jset(o, "size", json_integer((json_int_t)t->size));
+	jset(o, "ino", json_integer((json_int_t)t->ino));
+	jset(o, "target", render_json_str(t->target));
+	json_t *x = json_object();
+	tree_xattrs_each(t->xattrs, json_xattr, x);
+	jset(o, "xattrs", x);
+	if (t->blocks) {
+		json_t *b = json_array();
+		render_block_runs(t->blocks, json_block_run, b);
+		jset(o, "blocks", b);
+	} else {
+		jset(o, "blocks", json_null());
+	}
+	/* Content that is valid UTF-8 is a JSON string (lossless); anything else is hex. */
+	if (t->content && render_utf8_valid(t->content, t->content_len)) {
+		jset(o, "content", json_stringn((const char *)t->content, t->content_len));
+	} else if (t->content) {
+		struct sbuf hex = SBUF_INIT;
+		for (size_t i = 0; i < t->content_len; i++)
+			sbuf_addf(&hex, "%02x", t->content[i]);
+		jset(o, "content_hex", json_stringn(hex.buf ? hex.buf : "", hex.len));
+		sbuf_free(&hex);
+	} else {
+		jset(o, "content", json_null());
+	}
+	return o;
+}
+
+json_t *render_json_tree(const struct tree_node *nodes, size_t n)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < n; i++)
+		json_array_append_new(a, json_node(&nodes[i]));
+	return a;
+}
+
+json_t *render_json_verdict(const struct verdict *v)
+{
+	json_t *o = json_object();
+	jset(o, "model", json_string(model_name(v->model)));
+	jset(o, "rule", render_json_str(v->rule));
+	jset(o, "verdict", json_string(verdict_name(v->kind)));
+	jset(o, "op", json_integer(v->op));
+	jset(o, "trigger", json_integer(v->trigger));
+	jset(o, "path", render_json_str(v->path));
+	jset(o, "expected", render_json_str(v->expected));
+	jset(o, "observed", render_json_str(v->observed));
+	jset(o, "reason", render_json_str(v->reason));
+	jset(o, "cite", render_json_str(v->cite));
+	return o;
+}
+
+/* ------------------------------------------------------------------ */
+/* Naming a state */
+
+/* The log position at which `mark LABEL` returned, or -1 (*found: 0 no such mark, 1 found, 2 not recorded). */
+static int64_t mark_pos(const struct fsrun *f, const char *label, int *found)
+{
+	*found = 0;
+	for (size_t i = 0; i < f->ops.n; i++) {
+		const struct wl_op *op = &f->ops.ops[i];
+		if (op->kind != WL_MARK || !op->name || strcmp(op->name, label))
+			continue;
+		*found = 1;
+		if (!f->res) {
+			*found = 2;
+			return -1;
+		}
+		return f->res[i].log_pos;
+	}
+	return -1;
+}
+
+static void list_marks(const struct fsrun *f, struct sbuf *sb)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < f->ops.n; i++)
+		if (f->ops.ops[i].kind == WL_MARK && f->ops.ops[i].name)
+			sbuf_addf(sb, "%s'%s'", n++ ? ", " : "", f->ops.ops[i].name);
+	if (!n)
+		sbuf_adds(sb, "none");
+}
+
+int render_state_arg(const struct fsrun *f, const struct state_result *st, size_t nst, const char *arg,
+		     struct errbuf *e)
+{
+	char *end;
+	errno = 0;
+	long v = strtol(arg, &end, 10);
+	if (*arg && !errno && end != arg && !*end && v >= 0) {
+		for (size_t i = 0; i < nst; i++)
+			if (st[i].idx == v)
+				return (int)i;
+		if (!nst)
+			return errbuf_set(e, EXIT_NOINPUT, "state %ld does not exist for %s in run %" PRId64 " (it has no states)",
+					  v, f->fs, f->run_id);
+		return errbuf_set(e, EXIT_NOINPUT, "state %ld does not exist for %s in run %" PRId64 " (it has states 0..%d)",
+				  v, f->fs, f->run_id, st[nst - 1].idx);
+	}
+	const char *label = arg[0] == '@' ? arg + 1 : arg;
+	int found;
+	int64_t pos = mark_pos(f, label, &found);
+	if (found == 1) {
+		for (size_t i = 0; i < nst; i++)
+			if (st[i].point >= pos)
+				return (int)i;
+		return errbuf_set(e, EXIT_NOINPUT, "%s has no crash state in which 'mark %s' (log position %" PRId64
+				  ") had completed: the power was never cut after it",
+				  f->fs, label, pos);
+	}
+	if (found == 2)
+		return errbuf_set(e, EXIT_NOINPUT, "%s recorded no ops, so 'mark %s' names no state", f->fs, label);
+	struct sbuf sb = SBUF_INIT;
+	list_marks(f, &sb);
+	errbuf_set(e, EXIT_USAGE,
+		   "STATE must be a state index (0, 1, ...) or the LABEL of a 'mark LABEL' op, not '%s' (%s's marks: %s)",
+		   arg, f->fs, sb.buf);
+	sbuf_free(&sb);
+	return -1;
 }

@@ -45,6 +45,25 @@ const char *render_time(double seconds, char *buf, unsigned size);
  * Latin-1 (U+0080..U+00FF), so the document is always valid. NULL data: null. */
 json_t *render_json_bytes(const void *data, size_t n);
 json_t *render_json_str(const char *s);
+/* A tree in path order, '/' below every other byte, so children follow
+ * their directory ("A", "A/x", "A-b"). */
+void render_tree_sort(struct tree_node *nodes, size_t n);
+/* One line per node, columns aligned: mode, links, owner, size, path, the
+ * link target, the content (inline text, or one token per 4 KiB block,
+ * 'p5' the pattern op 5 wrote, 'z' zeros, 'p5×16' a run), xattrs. */
+void render_tree_text(FILE *f, const char *indent, const struct tree_node *nodes, size_t n);
+/* The same as a JSON array of objects (content as a string when valid UTF-8, else content_hex). */
+json_t *render_json_tree(const struct tree_node *nodes, size_t n);
+/* A verdict as a JSON object: model, rule, verdict, op, trigger, path, expected, observed, reason, cite. */
+json_t *render_json_verdict(const struct verdict *v);
+
+/* STATE as the user typed it: a state index ("2"), or the LABEL of a
+ * `mark LABEL` op ("@LABEL" too), naming the first state (in index order)
+ * in which the mark had completed. The position of that state in st, or
+ * -1 with e (2: neither; 66: no such state, listing what there is). */
+int render_state_arg(const struct fsrun *f, const struct state_result *st, size_t nst, const char *arg,
+		     struct errbuf *e);
+
 /* Print a JSON document (indented, keys in insertion order) and a newline. */
 void render_json_print(json_t *doc);
 

@@ -35,7 +35,8 @@ static const char show_usage[] =
 	"and the crash states: index, kind, flush point, last op completed by then,\n"
 	"whether it mounted, whether fsck was clean, the tree's hash and node count.\n"
 	"\n"
-	"With FS and STATE (the state's index, as in that table): the state's recipe,\n"
+	"With FS and STATE (the state's index, as in that table, or the LABEL of a\n"
+	"'mark LABEL' op: the first state in which that mark had completed): the state's recipe,\n"
 	"the mount and fsck outcome with their messages, which ops had completed\n"
 	"(returned at a log position <= the state's point), and the tree the crash\n"
 	"left, one line per node: type and mode, links, owner, size, path, the link\n"
@@ -43,25 +44,15 @@ static const char show_usage[] =
 	"'p5' is the pattern op 5 wrote there, 'z' zeros, 'h...' other bytes;\n"
 	"'p5×16' is 16 such blocks in a row).\n"
 	"\n"
-	"--format json prints the same data as one JSON document; --verbose adds\n"
+	"--format json prints the same data as one JSON document (a state's with its\n"
+	"verdicts under every model the run was judged for); --verbose adds\n"
 	"each recording's QEMU command line to the text.\n"
 	"\n"
 	"examples:\n"
 	"  crashlab show last\n"
 	"  crashlab show 3 ext4 2\n"
+	"  crashlab show last xfs before-rename     # the first state after 'mark before-rename'\n"
 	"  crashlab show --db runs/ci.db --format json last xfs 0 | jq .tree\n";
-
-/* Tree order: '/' sorts below every other byte, so children follow their directory. */
-static int path_cmp(const void *a, const void *b)
-{
-	const unsigned char *p = (const unsigned char *)((const struct tree_node *)a)->path;
-	const unsigned char *q = (const unsigned char *)((const struct tree_node *)b)->path;
-	for (; *p && *p == *q; p++, q++)
-		;
-	int x = *p == '/' ? 1 : *p ? *p + 1 : 0;
-	int y = *q == '/' ? 1 : *q ? *q + 1 : 0;
-	return x - y;
-}
 
 static const char *fsck_word(const struct check_report *c)
 {
@@ -197,66 +188,6 @@ static void text_fsrun(const struct fsrun *f, const struct state_result *st, siz
 	}
 }
 
-static void text_xattr(void *ctx, const struct sbuf *name, const struct sbuf *value)
-{
-	struct sbuf *sb = ctx;
-	sbuf_adds(sb, " ");
-	render_escape(sb, name->buf, name->len, false);
-	sbuf_adds(sb, "=");
-	render_escape(sb, value->buf, value->len, true);
-}
-
-static void text_block_run(void *ctx, const char *tok, size_t len, size_t count)
-{
-	struct sbuf *sb = ctx;
-	if (sb->len && sb->buf[sb->len - 1] != '[')
-		sbuf_adds(sb, ",");
-	sbuf_add(sb, tok, len);
-	if (count > 1)
-		sbuf_addf(sb, "\u00d7%zu", count);
-}
-
-static void text_node(const struct tree_node *t, int wl, int wo, int ws)
-{
-	char mode[11], owner[32];
-	render_mode_string(t, mode);
-	snprintf(owner, sizeof(owner), "%" PRIu32 ":%" PRIu32, t->uid, t->gid);
-	struct sbuf sb = SBUF_INIT;
-	sbuf_addf(&sb, "%s  %*" PRIu32 "  %-*s  %*" PRIu64 "  ", mode, wl, t->nlink, wo, owner, ws, t->size);
-	render_escape(&sb, t->path, strlen(t->path), false);
-	if (t->type == 'l' && t->target) {
-		sbuf_adds(&sb, " -> ");
-		render_escape(&sb, t->target, strlen(t->target), false);
-	}
-	if (t->type == 'f' && t->size > 0) {
-		sbuf_adds(&sb, "  ");
-		/* Short or text-like inline content says more than a hash. */
-		if (t->content && (render_printable_ish(t->content, t->content_len) || t->content_len <= 64 || !t->blocks)) {
-			render_escape(&sb, t->content, t->content_len, true);
-		} else if (t->blocks) {
-			sbuf_adds(&sb, "[");
-			render_block_runs(t->blocks, text_block_run, &sb);
-			sbuf_adds(&sb, "]");
-		}
-	}
-	if (t->xattrs && *t->xattrs) {
-		sbuf_adds(&sb, "  xattrs");
-		tree_xattrs_each(t->xattrs, text_xattr, &sb);
-	}
-	printf("%s\n", sb.buf);
-	sbuf_free(&sb);
-}
-
-static int digits(uint64_t v)
-{
-	int n = 1;
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
-	return n;
-}
-
 /* The judge's findings on a state: LOST and broken first, then bonus. */
 static void text_verdicts(const struct run_info *r, const struct state_result *s)
 {
@@ -310,20 +241,7 @@ static void text_state(const struct run_info *r, const struct fsrun *f, const st
 		printf("  (none recorded)\n");
 
 	printf("\ntree\n");
-	int wl = 1, wo = 3, ws = 1;
-	for (size_t i = 0; i < c->n_nodes; i++) {
-		const struct tree_node *t = &c->nodes[i];
-		char owner[32];
-		int l = snprintf(owner, sizeof(owner), "%" PRIu32 ":%" PRIu32, t->uid, t->gid);
-		if (digits(t->nlink) > wl)
-			wl = digits(t->nlink);
-		if (l > wo)
-			wo = l;
-		if (digits(t->size) > ws)
-			ws = digits(t->size);
-	}
-	for (size_t i = 0; i < c->n_nodes; i++)
-		text_node(&c->nodes[i], wl, wo, ws);
+	render_tree_text(stdout, "", c->nodes, c->n_nodes);
 	if (!c->n_nodes)
 		printf("  (empty%s)\n", c->mount_ok ? "" : ": the state did not mount");
 	text_verdicts(r, s);
@@ -452,61 +370,6 @@ static json_t *json_fsrun(const struct fsrun *f, const struct state_result *st, 
 	return o;
 }
 
-static void json_xattr(void *ctx, const struct sbuf *name, const struct sbuf *value)
-{
-	json_t *o = ctx;
-	json_t *k = render_json_bytes(name->buf, name->len);
-	json_object_set_new(o, json_string_value(k), render_json_bytes(value->buf, value->len));
-	json_decref(k);
-}
-
-static void json_block_run(void *ctx, const char *tok, size_t len, size_t count)
-{
-	json_t *run = json_array();
-	json_array_append_new(run, json_stringn(tok, len));
-	json_array_append_new(run, json_integer((json_int_t)count));
-	json_array_append_new(ctx, run);
-}
-
-static json_t *json_node(const struct tree_node *t)
-{
-	char mode[8], type[2] = { t->type, '\0' };
-	snprintf(mode, sizeof(mode), "%04" PRIo32, t->mode & 07777);
-	json_t *o = json_object();
-	jset(o, "path", render_json_str(t->path));
-	jset(o, "type", json_string(type));
-	jset(o, "mode", json_string(mode));
-	jset(o, "nlink", json_integer(t->nlink));
-	jset(o, "uid", json_integer(t->uid));
-	jset(o, "gid", json_integer(t->gid));
-	jset(o, "size", json_integer((json_int_t)t->size));
-	jset(o, "ino", json_integer((json_int_t)t->ino));
-	jset(o, "target", render_json_str(t->target));
-	json_t *x = json_object();
-	tree_xattrs_each(t->xattrs, json_xattr, x);
-	jset(o, "xattrs", x);
-	if (t->blocks) {
-		json_t *b = json_array();
-		render_block_runs(t->blocks, json_block_run, b);
-		jset(o, "blocks", b);
-	} else {
-		jset(o, "blocks", json_null());
-	}
-	/* Content that is valid UTF-8 is a JSON string (lossless); anything else is hex. */
-	if (t->content && render_utf8_valid(t->content, t->content_len)) {
-		jset(o, "content", json_stringn((const char *)t->content, t->content_len));
-	} else if (t->content) {
-		struct sbuf hex = SBUF_INIT;
-		for (size_t i = 0; i < t->content_len; i++)
-			sbuf_addf(&hex, "%02x", t->content[i]);
-		jset(o, "content_hex", json_stringn(hex.buf ? hex.buf : "", hex.len));
-		sbuf_free(&hex);
-	} else {
-		jset(o, "content", json_null());
-	}
-	return o;
-}
-
 /* ------------------------------------------------------------------ */
 
 int cmd_show(int argc, char **argv, struct cmd_ctx *ctx)
@@ -529,16 +392,6 @@ int cmd_show(int argc, char **argv, struct cmd_ctx *ctx)
 		usage_error(cmd, "a state needs both FS and STATE (e.g. 'crashlab show %s ext4 0')", argv[0]);
 	if (n > 3)
 		usage_error(cmd, "unexpected argument '%s'", argv[3]);
-	int idx = -1;
-	if (n == 3) {
-		char *end;
-		errno = 0;
-		long v = strtol(argv[2], &end, 10);
-		if (errno || end == argv[2] || *end || v < 0 || v > 1000000000)
-			usage_error(cmd, "STATE must be a state index (0, 1, ...), not '%s'", argv[2]);
-		idx = (int)v;
-	}
-
 	struct crashdb *db = cmd_db_existing(ctx);
 	struct errbuf e;
 	int64_t run_id;
@@ -578,21 +431,33 @@ int cmd_show(int argc, char **argv, struct cmd_ctx *ctx)
 		free(st);
 		free(nst);
 	} else {
-		struct state_result s;
+		struct state_result s, *all;
+		size_t nall;
+		if (crashdb_read_states(db, fv[0].id, 0, &all, &nall, &e) < 0)
+			die_err(&e);
+		int at = render_state_arg(&fv[0], all, nall, argv[2], &e);
+		if (at < 0) {
+			if (e.code == EXIT_USAGE)
+				usage_error(cmd, "%s", e.msg);
+			die_err(&e);
+		}
+		int idx = all[at].idx;
+		crashdb_states_free(all, nall);
 		if (crashdb_read_state(db, &fv[0], idx, CRASHDB_TREE | CRASHDB_VERDICTS, &s, &e) < 0)
 			die_err(&e);
-		if (s.check.n_nodes)
-			qsort(s.check.nodes, s.check.n_nodes, sizeof(*s.check.nodes), path_cmp);
+		render_tree_sort(s.check.nodes, s.check.n_nodes);
 		if (json) {
-			json_t *doc = json_object(), *tree = json_array();
+			json_t *doc = json_object();
 			jset(doc, "run", json_integer(run.id));
 			jset(doc, "fs", render_json_str(fv[0].fs));
 			jset(doc, "fsrun", json_integer(fv[0].id));
 			jset(doc, "state", json_state(&s));
 			jset(doc, "ops", json_ops(&fv[0], &s));
-			for (size_t i = 0; i < s.check.n_nodes; i++)
-				json_array_append_new(tree, json_node(&s.check.nodes[i]));
-			jset(doc, "tree", tree);
+			jset(doc, "tree", render_json_tree(s.check.nodes, s.check.n_nodes));
+			json_t *va = json_array();
+			for (size_t i = 0; i < s.judge.n; i++)
+				json_array_append_new(va, render_json_verdict(&s.judge.v[i]));
+			jset(doc, "verdicts", va);
 			render_json_print(doc);
 			json_decref(doc);
 		} else {

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cmd/render.h"
 #include "crashdb/db.h"
 #include "core/util.h"
 #include "host/msg.h"
@@ -568,6 +569,34 @@ TEST(show)
 	free(missing);
 	free(want);
 	free(txt);
+}
+
+/* STATE names a state by index or by a `mark LABEL` op: the first state in which the mark had completed. */
+TEST(state_by_mark)
+{
+	struct fsrun f = { .fs = "xfs", .run_id = 7 };
+	struct errbuf e;
+	CHECK(wl_parse("m.wl", "[run]\nmark start\nwrite f 4K\nfsync f\nmark written\nrename f g\nmark end\n", &f.ops,
+		       &e) == 0,
+	      "a workload with marks parses");
+	struct op_result res[6] = { { .log_pos = 3 }, { .log_pos = 3 }, { .log_pos = 9 },
+				    { .log_pos = 9 }, { .log_pos = 9 }, { .log_pos = 30 } };
+	f.res = res;
+	struct state_result st[3] = { { .idx = 0, .point = 3 }, { .idx = 1, .point = 9 }, { .idx = 2, .point = 12 } };
+	CHECK(render_state_arg(&f, st, 3, "1", &e) == 1, "an index names its state");
+	CHECK(render_state_arg(&f, st, 3, "start", &e) == 0, "mark start: state 0, where it had completed");
+	CHECK(render_state_arg(&f, st, 3, "written", &e) == 1, "mark written: the first state after the fsync");
+	CHECK(render_state_arg(&f, st, 3, "@written", &e) == 1, "@LABEL is the same");
+	CHECK(render_state_arg(&f, st, 3, "end", &e) == -1 && e.code == EXIT_NOINPUT &&
+		      strstr(e.msg, "no crash state in which 'mark end'"),
+	      "a mark after the last crash point names no state: %s", e.msg);
+	CHECK(render_state_arg(&f, st, 3, "nope", &e) == -1 && e.code == EXIT_USAGE &&
+		      strstr(e.msg, "xfs's marks: 'start', 'written', 'end'"),
+	      "an unknown label lists the marks: %s", e.msg);
+	CHECK(render_state_arg(&f, st, 3, "5", &e) == -1 && e.code == EXIT_NOINPUT &&
+		      strstr(e.msg, "state 5 does not exist for xfs in run 7 (it has states 0..2)"),
+	      "a missing index says which there are: %s", e.msg);
+	wl_free(&f.ops);
 }
 
 TEST(reopen)
