@@ -77,6 +77,7 @@ int cmd_shell(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_try(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_doctor(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_list(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_show(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_report(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_judge(int argc, char **argv, struct cmd_ctx *ctx);

@@ -11,6 +11,8 @@
 static const struct command table[] = {
 	{ "run", cmd_run, "run a workload, cut the power at every flush, check and judge every crash state",
 	  CMD_GUEST | CMD_DB | CMD_STDOUT },
+	{ "list", cmd_list, "list the runs a database holds: id, time, workload, fs, kernel, options, findings",
+	  CMD_DB | CMD_STDOUT },
 	{ "show", cmd_show, "print a run, or one crash state's observed tree", CMD_DB | CMD_STDOUT },
 	{ "report", cmd_report, "explain a run's findings: what each model promised and what was lost",
 	  CMD_DB | CMD_STDOUT },

@@ -22,7 +22,8 @@
 #include "host/msg.h"
 
 static const char report_usage[] =
-	"usage: crashlab report [--db FILE] [--format text|markdown|json|html] [--model LIST] [--all] RUN\n"
+	"usage: crashlab report [--db FILE] [--format text|markdown|json|html] [--model LIST] [--all]\n"
+	"                       [--fs LIST] [--state STATE] [--findings-only] RUN\n"
 	"\n"
 	"Explain what a run found. RUN is a run id, 'last' or 'last~N' (the Nth before the last). For each file system and\n"
 	"crash state: the op timeline (which ops had completed when the power was cut,\n"
@@ -40,7 +41,13 @@ static const char report_usage[] =
 	"fetched; open it from file://): the file system x crash state matrix coloured\n"
 	"by verdict, the comparison view (crashlab compare), each state's tree beside\n"
 	"the program's, its op timeline and findings, and the command that makes the\n"
-	"run again.\n"
+	"run again. Markdown and JSON also carry how the run was made (command,\n"
+	"kernel, mkfs and mount options), the workload and each state's observed tree.\n"
+	"\n"
+	"--fs LIST keeps the named file systems; --state STATE one crash state of\n"
+	"each (its index, or the LABEL of a 'mark LABEL' op: the first state in which\n"
+	"the mark had completed); --findings-only only the states with a finding,\n"
+	"without their timelines (and says so when there is none).\n"
 	"\n"
 	"--model picks the models (default: those the run was judged for; 'all').\n"
 	"States stored without verdicts (a database from before the judge) are\n"
@@ -49,6 +56,8 @@ static const char report_usage[] =
 	"examples:\n"
 	"  crashlab report last\n"
 	"  crashlab report 3 --model all --format markdown > findings.md\n"
+	"  crashlab report last --fs f2fs --state 1\n"
+	"  crashlab report last --findings-only --format json | jq '.fs[].states[].verdicts'\n"
 	"  crashlab report last --format html > run.html\n";
 
 bool report_selected(const struct fsview *f, int model)
@@ -279,13 +288,66 @@ static void timeline(const struct fsview *f, const struct state_result *s, bool 
 		printf("\n");
 }
 
-static void render_text(const struct fsview *fv, size_t nfs, const struct run_info *run, bool md, bool all)
+/* A state with a LOST or broken verdict under a reported model. */
+static bool has_finding(const struct fsview *f, const struct state_result *s)
+{
+	for (size_t i = 0; i < s->judge.n; i++)
+		if (selected(f, s->judge.v[i].model) && is_finding(&s->judge.v[i]))
+			return true;
+	return false;
+}
+
+/* "`-O ^has_journal`", or "the defaults" */
+static void md_opts(struct sbuf *sb, const char *what, const char *opts)
+{
+	if (opts && *opts)
+		sbuf_addf(sb, "%s options `%s`", what, opts);
+	else
+		sbuf_addf(sb, "%s options: the defaults", what);
+}
+
+/* Markdown: the observed tree of a state, as an indented block. */
+static void md_tree(const struct state_result *s)
+{
+	if (!s->check.n_nodes)
+		return;
+	printf("Observed tree:\n\n");
+	render_tree_text(stdout, "    ", s->check.nodes, s->check.n_nodes);
+	printf("\n");
+}
+
+/* Markdown: how the run was made, and the workload as stored. */
+static void md_preamble(const struct run_info *run)
+{
+	printf("Command: `%s`  \nKernel: %s (%s), accelerator %s, crash mode %s, started %s.\n\n",
+	       run->cmdline ? run->cmdline : "?", run->kernel_version ? run->kernel_version : "?",
+	       run->kernel_key ? run->kernel_key : "?", run->accel ? run->accel : "?",
+	       run->crash_mode ? run->crash_mode : "?", run->started_at ? run->started_at : "?");
+	if (run->workload_text) {
+		printf("Workload:\n\n");
+		const char *p = run->workload_text;
+		while (*p) {
+			size_t l = strcspn(p, "\n");
+			printf("    %.*s\n", (int)l, p);
+			p += l;
+			if (*p)
+				p++;
+		}
+		printf("\n");
+	}
+}
+
+static void render_text(const struct fsview *fv, size_t nfs, const struct run_info *run, bool md, bool all,
+			bool findings_only)
 {
 	const char *file = run->workload_file ? run->workload_file : "?";
-	if (md)
+	if (md) {
 		printf("# crashlab report: run %" PRId64 " (%s)\n\n", run->id, file);
-	else
+		md_preamble(run);
+	} else {
 		printf("run %" PRId64 ": %s\n", run->id, file);
+	}
+	size_t nfound = 0;
 	for (size_t i = 0; i < nfs; i++) {
 		const struct fsview *f = &fv[i];
 		struct sbuf ms = SBUF_INIT;
@@ -298,13 +360,17 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 				tot[q] += c[q];
 		}
 		const char *opts = f->f.mount_opts && *f->f.mount_opts ? f->f.mount_opts : NULL;
-		if (md)
-			printf("## %s\n\nModels: %s (plus the universal rules U1-U5)%s%s%s. %zu crash state%s: %zu LOST, "
-			       "%zu broken, %zu bonus, %zu kept, %zu gone.\n\n",
-			       f->f.fs, ms.len ? ms.buf : "none", opts ? "; mount options `" : "", opts ? opts : "",
-			       opts ? "`" : "", f->nst, f->nst == 1 ? "" : "s", tot[V_LOST], tot[V_BROKEN], tot[V_BONUS],
-			       tot[V_KEPT], tot[V_GONE]);
-		else
+		if (md) {
+			struct sbuf o = SBUF_INIT;
+			md_opts(&o, "mkfs", f->f.mkfs_opts);
+			sbuf_adds(&o, ", ");
+			md_opts(&o, "mount", f->f.mount_opts);
+			printf("## %s\n\n%s. Models: %s (plus the universal rules U1-U5). "
+			       "%zu crash state%s: %zu LOST, %zu broken, %zu bonus, %zu kept, %zu gone.\n\n",
+			       f->f.fs, o.buf, ms.len ? ms.buf : "none", f->nst, f->nst == 1 ? "" : "s", tot[V_LOST],
+			       tot[V_BROKEN], tot[V_BONUS], tot[V_KEPT], tot[V_GONE]);
+			sbuf_free(&o);
+		} else
 			printf("\n== %s: models %s (and U1-U5)%s%s; %zu crash state%s: %zu LOST, %zu broken, %zu bonus, %zu kept, "
 			       "%zu gone\n",
 			       f->f.fs, ms.len ? ms.buf : "none", opts ? ", mount options " : "", opts ? opts : "", f->nst,
@@ -326,6 +392,9 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 			if (rep[k] != (int)k)
 				continue;
 			const struct state_result *s = &f->st[k];
+			if (findings_only && !has_finding(f, s))
+				continue;
+			nfound++;
 			size_t c[V_COUNT];
 			count_state(f, s, c);
 			struct sbuf names = SBUF_INIT;
@@ -341,6 +410,8 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 			if (!s->judge.judged) {
 				const char *why = s->judge.diff[0] ? s->judge.diff : "not judged yet ('crashlab judge RUN' judges it)";
 				printf(md ? "%s\n\n" : "%s\n", why);
+				if (md && !findings_only)
+					md_tree(s);
 				continue;
 			}
 			const char *how = !s->check.mount_ok	 ? "did not mount" :
@@ -358,7 +429,8 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 				printf("%s; %s\n", how, counts);
 			if (s->judge.diff[0] && !s->judge.explained)
 				printf(md ? "First difference: %s\n\n" : "   first difference: %s\n", s->judge.diff);
-			timeline(f, s, md, all);
+			if (!findings_only)
+				timeline(f, s, md, all);
 			struct fact *fa;
 			size_t nf = report_facts(f, s, all, &fa);
 			size_t shown = all || nf <= REPORT_MAX_FACTS ? nf : REPORT_MAX_FACTS - 1;
@@ -372,10 +444,15 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 			free(fa);
 			if (md)
 				printf("\n");
+			if (md && !findings_only)
+				md_tree(s);
 		}
 		free(rep);
 	}
-	if (!md)
+	if (findings_only && !nfound)
+		printf(md ? "No findings: no promise LOST and no universal rule broken under the reported models.\n"
+			  : "\nno findings: no promise LOST and no universal rule broken under the reported models\n");
+	if (!md && !findings_only)
 		printf("\nmarks: + persisted, ~ partly, - lost, = superseded, ? not visible, . no visible effect, x failed\n");
 }
 
@@ -384,22 +461,40 @@ static void jset(json_t *o, const char *key, json_t *v)
 	json_object_set_new(o, key, v);
 }
 
-static void render_json(const struct fsview *fv, size_t nfs, const struct run_info *run, bool all)
+static void render_json(const struct fsview *fv, size_t nfs, const struct run_info *run, bool all, bool findings_only)
 {
 	json_t *doc = json_object(), *fsa = json_array();
 	jset(doc, "run", json_integer(run->id));
+	jset(doc, "started_at", render_json_str(run->started_at));
+	jset(doc, "status", render_json_str(run->status));
+	jset(doc, "cmdline", render_json_str(run->cmdline));
+	jset(doc, "kernel_version", render_json_str(run->kernel_version));
+	jset(doc, "kernel_key", render_json_str(run->kernel_key));
+	jset(doc, "accel", render_json_str(run->accel));
+	jset(doc, "crash_mode", render_json_str(run->crash_mode));
 	jset(doc, "workload_file", render_json_str(run->workload_file));
+	jset(doc, "workload_text", render_json_str(run->workload_text));
 	for (size_t i = 0; i < nfs; i++) {
 		const struct fsview *f = &fv[i];
 		json_t *fo = json_object(), *sa = json_array();
 		struct sbuf ms = SBUF_INIT;
 		text_sel_models(f, &ms);
 		jset(fo, "fs", render_json_str(f->f.fs));
-		jset(fo, "models", render_json_str(ms.buf ? ms.buf : ""));
+		jset(fo, "mkfs_opts", render_json_str(f->f.mkfs_opts && *f->f.mkfs_opts ? f->f.mkfs_opts : NULL));
+		jset(fo, "mount_opts", render_json_str(f->f.mount_opts && *f->f.mount_opts ? f->f.mount_opts : NULL));
+		jset(fo, "outcome", render_json_str(f->f.outcome));
+		jset(fo, "error", render_json_str(f->f.error));
+		json_t *ma = json_array();
+		for (int m = 0; m < MODEL_COUNT; m++)
+			if (f->sel & (1u << m))
+				json_array_append_new(ma, json_string(model_name(m)));
+		jset(fo, "models", ma);
 		sbuf_free(&ms);
 		jset(fo, "simulator_notes", render_json_str(f->f.sim_notes));
 		for (size_t k = 0; k < f->nst; k++) {
 			const struct state_result *s = &f->st[k];
+			if (findings_only && !has_finding(f, s))
+				continue;
 			json_t *so = json_object(), *tl = json_array(), *va = json_array();
 			jset(so, "idx", json_integer(s->idx));
 			jset(so, "kind", render_json_str(s->kind));
@@ -426,20 +521,10 @@ static void render_json(const struct fsview *fv, size_t nfs, const struct run_in
 				const struct verdict *v = &s->judge.v[q];
 				if (!selected(f, v->model) || !shown_verdict(v, all))
 					continue;
-				json_t *vo = json_object();
-				jset(vo, "model", json_string(model_name(v->model)));
-				jset(vo, "rule", render_json_str(v->rule));
-				jset(vo, "verdict", json_string(verdict_name(v->kind)));
-				jset(vo, "op", json_integer(v->op));
-				jset(vo, "trigger", json_integer(v->trigger));
-				jset(vo, "path", render_json_str(v->path));
-				jset(vo, "expected", render_json_str(v->expected));
-				jset(vo, "observed", render_json_str(v->observed));
-				jset(vo, "reason", render_json_str(v->reason));
-				jset(vo, "cite", render_json_str(v->cite));
-				json_array_append_new(va, vo);
+				json_array_append_new(va, render_json_verdict(v));
 			}
 			jset(so, "verdicts", va);
+			jset(so, "tree", render_json_tree(s->check.nodes, s->check.n_nodes));
 			json_array_append_new(sa, so);
 		}
 		jset(fo, "states", sa);
@@ -450,11 +535,45 @@ static void render_json(const struct fsview *fv, size_t nfs, const struct run_in
 	json_decref(doc);
 }
 
+/* Keep the fs runs named in list, in the run's order; a name the run does not have is an error (66). */
+static void keep_fs(struct cmd_ctx *ctx, struct fsrun *frs, size_t *nfs, const char *list, int64_t run_id)
+{
+	struct strvec want = STRVEC_INIT;
+	cmd_fs_list(ctx, list, &want);
+	struct sbuf have = SBUF_INIT;
+	for (size_t i = 0; i < *nfs; i++)
+		sbuf_addf(&have, "%s%s", i ? ", " : "", frs[i].fs);
+	for (size_t w = 0; w < want.n; w++) {
+		size_t i = 0;
+		while (i < *nfs && strcmp(frs[i].fs, want.v[w]))
+			i++;
+		if (i == *nfs)
+			die_code(EXIT_NOINPUT, "--fs: run %" PRId64 " has no file system '%s' (it has: %s)", run_id, want.v[w],
+				 have.buf ? have.buf : "none");
+	}
+	size_t n = 0;
+	for (size_t i = 0; i < *nfs; i++) {
+		bool keep = false;
+		for (size_t w = 0; w < want.n && !keep; w++)
+			keep = !strcmp(frs[i].fs, want.v[w]);
+		if (keep)
+			frs[n++] = frs[i];
+		else
+			fsrun_free(&frs[i]);
+	}
+	*nfs = n;
+	strvec_free(&want);
+	sbuf_free(&have);
+}
+
 int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 {
-	const char *format = "text", *model_list = NULL;
-	int all = 0;
+	const char *format = "text", *model_list = NULL, *fs_list = NULL, *state_arg = NULL;
+	int all = 0, findings_only = 0;
 	const struct opt opts[] = {
+		{ OPT_STRING, 0, "fs", &fs_list, "LIST", "only these file systems (e.g. ext4,f2fs)" },
+		{ OPT_STRING, 0, "state", &state_arg, "STATE", "only this crash state: its index, or a mark's LABEL" },
+		{ OPT_BOOL, 0, "findings-only", &findings_only, NULL, "only the states with a finding, without timelines" },
 		{ OPT_STRING, 'f', "format", &format, "FMT", "text (default), markdown, json or html" },
 		{ OPT_STRING, 0, "model", &model_list, "LIST", "models to report (default: the run's; 'all')" },
 		{ OPT_BOOL, 0, "all", &all, NULL, "also list kept promises and unpromised losses (gone)" },
@@ -484,12 +603,30 @@ int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 	size_t nfs;
 	if (crashdb_read_run(db, run_id, &run, &e) < 0 || crashdb_read_fsruns(db, run_id, NULL, &frs, &nfs, &e) < 0)
 		die_err(&e);
+	if (fs_list)
+		keep_fs(ctx, frs, &nfs, fs_list, run_id);
 	struct fsview *fv = xcalloc(nfs ? nfs : 1, sizeof(*fv));
 	for (size_t i = 0; i < nfs; i++) {
 		fv[i].f = frs[i];
-		if (crashdb_read_states(db, fv[i].f.id, CRASHDB_VERDICTS | (html ? CRASHDB_TREE : 0), &fv[i].st,
-					&fv[i].nst, &e) < 0)
+		if (crashdb_read_states(db, fv[i].f.id, CRASHDB_VERDICTS | (html || json || md ? CRASHDB_TREE : 0),
+					&fv[i].st, &fv[i].nst, &e) < 0)
 			die_err(&e);
+		if (state_arg) {
+			int at = render_state_arg(&fv[i].f, fv[i].st, fv[i].nst, state_arg, &e);
+			if (at < 0) {
+				if (e.code == EXIT_USAGE)
+					usage_error(cmd, "--state: %s", e.msg);
+				die_err(&e);
+			}
+			struct state_result one = fv[i].st[at];
+			memset(&fv[i].st[at], 0, sizeof(one));
+			crashdb_states_free(fv[i].st, fv[i].nst);
+			fv[i].st = xmalloc(sizeof(one));
+			fv[i].st[0] = one;
+			fv[i].nst = 1;
+		}
+		for (size_t k = 0; k < fv[i].nst; k++)
+			render_tree_sort(fv[i].st[k].check.nodes, fv[i].st[k].check.n_nodes);
 		unsigned set = forced;
 		if (!set && fv[i].f.models)
 			models_select(fv[i].f.models, fv[i].f.fs, fv[i].f.mount_opts, NULL, &set, &e);
@@ -506,9 +643,9 @@ int cmd_report(int argc, char **argv, struct cmd_ctx *ctx)
 		if (report_html(stdout, &run, fv, nfs) < 0)
 			die_code(EXIT_CANTCREAT, "cannot write the page: %s", strerror(errno));
 	} else if (json)
-		render_json(fv, nfs, &run, all);
+		render_json(fv, nfs, &run, all, findings_only);
 	else
-		render_text(fv, nfs, &run, md, all);
+		render_text(fv, nfs, &run, md, all, findings_only);
 	for (size_t i = 0; i < nfs; i++) {
 		fsrun_free(&fv[i].f);
 		crashdb_states_free(fv[i].st, fv[i].nst);

@@ -45,6 +45,20 @@ void crashdb_sink(struct crashdb *db, struct sink *out);
 /* "last" or a run id as the user typed it: 0 with *id, or -1 with e (66
  * when there are no runs or no such run, 2 when arg is neither). */
 int crashdb_resolve_run(struct crashdb *db, const char *arg, int64_t *id, struct errbuf *e);
+/* One line of `crashlab list`: a run, its file systems and what it found. */
+struct run_row {
+	int64_t id;
+	char *started_at, *status, *workload_file, *kernel_version;
+	char *fs;                    /* "ext4,xfs", in the order they ran; NULL: none */
+	char *options;               /* "f2fs:fsync_mode=strict ...": the non-default mkfs and mount options, or NULL */
+	int64_t states;
+	int64_t findings;            /* LOST under a model its fs run was judged for, or a universal rule broken */
+	int64_t unjudged;            /* states without verdicts */
+};
+/* Every run, oldest first. 0, or -1 with e. */
+int crashdb_list_runs(struct crashdb *db, struct run_row **out, size_t *n, struct errbuf *e);
+void run_rows_free(struct run_row *v, size_t n);
+
 /* Run id. 0, or -1 with e (66 when it does not exist). */
 int crashdb_read_run(struct crashdb *db, int64_t id, struct run_info *out, struct errbuf *e);
 /* The fs runs of a run (all, or only the one named fs), each with its ops

@@ -448,3 +448,64 @@ int64_t crashdb_unjudged(struct crashdb *db, int64_t run_id)
 	sqlite3_finalize(st);
 	return n;
 }
+
+void run_rows_free(struct run_row *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].started_at);
+		free(v[i].status);
+		free(v[i].workload_file);
+		free(v[i].kernel_version);
+		free(v[i].fs);
+		free(v[i].options);
+	}
+	free(v);
+}
+
+int crashdb_list_runs(struct crashdb *db, struct run_row **out, size_t *n, struct errbuf *e)
+{
+	*out = NULL;
+	*n = 0;
+	/* Per run: its file systems in order, their non-default options, the
+	 * states, and the findings: LOST under a model the fs run was judged
+	 * for, or a universal rule broken. */
+	sqlite3_stmt *st = db_prepare(db,
+		"SELECT r.id, r.started_at, r.status, r.workload_file, r.kernel_version,"
+		" (SELECT group_concat(fs, ',') FROM (SELECT fs FROM fsruns WHERE run_id = r.id ORDER BY id)),"
+		" (SELECT group_concat(o, ' ') FROM (SELECT fs || ':' || trim(coalesce(mkfs_opts, '') || ' ' ||"
+		"   coalesce(mount_opts, '')) AS o FROM fsruns WHERE run_id = r.id AND"
+		"   (coalesce(mkfs_opts, '') <> '' OR coalesce(mount_opts, '') <> '') ORDER BY id)),"
+		" (SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = r.id),"
+		" (SELECT count(*) FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id"
+		"   WHERE f.run_id = r.id AND (v.verdict = 'broken' OR (v.verdict = 'LOST' AND"
+		"   instr(',' || coalesce(f.models, '') || ',', ',' || v.model || ',') > 0))),"
+		" (SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = r.id AND s.judged = 0)"
+		" FROM runs r ORDER BY r.id", e);
+	if (!st)
+		return -1;
+	size_t cap = 0;
+	int rc;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct run_row row = {
+			.id = sqlite3_column_int64(st, 0),
+			.started_at = db_col_text(st, 1),
+			.status = db_col_text(st, 2),
+			.workload_file = db_col_text(st, 3),
+			.kernel_version = db_col_text(st, 4),
+			.fs = db_col_text(st, 5),
+			.options = db_col_text(st, 6),
+			.states = sqlite3_column_int64(st, 7),
+			.findings = sqlite3_column_int64(st, 8),
+			.unjudged = sqlite3_column_int64(st, 9),
+		};
+		ARRAY_PUSH(*out, *n, cap, row);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		run_rows_free(*out, *n);
+		*out = NULL;
+		*n = 0;
+		return read_fail(db, e, "the runs");
+	}
+	return 0;
+}

@@ -447,10 +447,13 @@ static void filter_times(struct sbuf *sb)
 static const char *crashlab;
 
 /* Run `crashlab show ARGS` on db; stdout in out, stderr in err; the exit code. */
+/* The command the helpers below run: show, or list and report in their tests. */
+static const char *verb = "show";
+
 static int show(const char *db, const char *args, struct sbuf *out, struct sbuf *err)
 {
 	char *errf = xasprintf("%s/stderr", dir);
-	char *cmd = xasprintf("'%s' show %s%s%s %s 2>'%s'", crashlab, db ? "--db '" : "", db ? db : "", db ? "'" : "",
+	char *cmd = xasprintf("'%s' %s %s%s%s %s 2>'%s'", crashlab, verb, db ? "--db '" : "", db ? db : "", db ? "'" : "",
 			      args, errf);
 	sbuf_reset(out);
 	sbuf_add(out, "", 0);
@@ -477,7 +480,7 @@ static void golden(const char *db, const char *args, const char *name, bool json
 {
 	struct sbuf out = SBUF_INIT, err = SBUF_INIT;
 	int rc = show(db, args, &out, &err);
-	CHECK(rc == 0, "crashlab show %s exits 0 (%d)", args, rc);
+	CHECK(rc == 0, "crashlab %s %s exits 0 (%d)", verb, args, rc);
 	if (rc != 0)
 		printf("# %s", err.buf);
 	filter_times(&out);
@@ -488,7 +491,7 @@ static void golden(const char *db, const char *args, const char *name, bool json
 		struct sbuf want = SBUF_INIT;
 		int r = read_file(path, &want);
 		bool same = r == 0 && want.len == out.len && !memcmp(want.buf, out.buf, out.len);
-		CHECK(same, "crashlab show %s matches %s", args, path);
+		CHECK(same, "crashlab %s %s matches %s", verb, args, path);
 		if (!same) {
 			char *got = xasprintf("%s/%s", dir, name);
 			write_file_atomic(got, out.buf, out.len);
@@ -521,7 +524,7 @@ static void expect_fail(const char *db, const char *args, int code, const char *
 {
 	struct sbuf out = SBUF_INIT, err = SBUF_INIT;
 	int rc = show(db, args, &out, &err);
-	CHECK(rc == code && strstr(err.buf, msg), "crashlab show %s exits %d (%d) saying \"%s\"", args, code, rc, msg);
+	CHECK(rc == code && strstr(err.buf, msg), "crashlab %s %s exits %d (%d) saying \"%s\"", verb, args, code, rc, msg);
 	if (rc != code || !strstr(err.buf, msg))
 		printf("# stderr: %s", err.buf);
 	sbuf_free(&out);
@@ -569,6 +572,27 @@ TEST(show)
 	free(missing);
 	free(want);
 	free(txt);
+}
+
+/* list: every run with its findings; report: --fs, --state, --findings-only, and what markdown and JSON carry. */
+TEST(list_and_report)
+{
+	const char *db = path;
+	if (access(crashlab, X_OK) != 0)
+		SKIP("%s is not built; the list tests need it", crashlab);
+	verb = "list";
+	golden(db, "", "list.txt", false);
+	golden(db, "--format json", "list.json", true);
+	expect_fail(db, "1", EXIT_USAGE, "list takes no run");
+	verb = "report";
+	golden(db, "--format markdown --fs ext4 --state 1 1", "report-state.md", false);
+	golden(db, "--format json --fs ext4 --state 0 1", "report-state.json", true);
+	golden(db, "--findings-only 1", "report-findings-only.txt", false);
+	expect_fail(db, "--fs btrfs 1", EXIT_NOINPUT, "--fs: run 1 has no file system 'btrfs' (it has: ext4, xfs)");
+	expect_fail(db, "--fs zfs 1", EXIT_USAGE, "zfs");
+	expect_fail(db, "--state 7 1", EXIT_NOINPUT, "state 7 does not exist for ext4 in run 1");
+	expect_fail(db, "--state nope 1", EXIT_USAGE, "--state: STATE must be a state index (0, 1, ...) or the LABEL");
+	verb = "show";
 }
 
 /* STATE names a state by index or by a `mark LABEL` op: the first state in which the mark had completed. */
