@@ -65,6 +65,48 @@ int fs_split(const char *list, struct strvec *out, struct errbuf *e)
 	return r;
 }
 
+static bool starts(const char *p, size_t n, const char *prefix)
+{
+	size_t l = strlen(prefix);
+	return n >= l && !memcmp(p, prefix, l);
+}
+
+/* A line of fsck output that names a kernel or a time, not the state. */
+static bool noise_line(const char *p, size_t n)
+{
+	if (starts(p, n, "Info: MKFS version") || starts(p, n, "Info: FSCK version"))
+		return true;
+	while (n && (*p == ' ' || *p == '\t'))
+		p++, n--;
+	if (starts(p, n, "from ") || starts(p, n, "to "))
+		while (n && *p != '"')
+			p++, n--;
+	if (starts(p, n, "\"Linux version "))
+		return true;
+	if (starts(p, n, "Done: ") && n > 5 && !memcmp(p + n - 5, " secs", 5))
+		return true;
+	return false;
+}
+
+char *fs_fsck_filter(char *text)
+{
+	if (!text)
+		return text;
+	char *w = text;
+	const char *p = text;
+	while (*p) {
+		size_t n = strcspn(p, "\n");
+		bool nl = p[n] == '\n';
+		if (!noise_line(p, n)) {
+			memmove(w, p, n + nl);
+			w += n + nl;
+		}
+		p += n + nl;
+	}
+	*w = '\0';
+	return text;
+}
+
 bool fs_fsck_clean(const struct fs_type *t, int status)
 {
 	return t && status == 0;

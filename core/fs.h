@@ -38,6 +38,11 @@ int fs_split(const char *list, struct strvec *out, struct errbuf *e);
  * e2fsck -n and fsck.f2fs --dry-run exit 4, xfs_repair -n and btrfs check 1;
  * 8 (e2fsck) or 255 (fsck.f2fs) mean the check itself could not run. */
 bool fs_fsck_clean(const struct fs_type *t, int status);
+/* fsck's output without what says nothing about the state and differs from
+ * machine to machine: the kernel version strings fsck.f2fs prints (the one
+ * mkfs ran under is the host's, stored in the superblock) and its run time.
+ * In place; returns text. */
+char *fs_fsck_filter(char *text);
 /* The fsck command as one space-joined line (malloc'd), for the checker guest. */
 char *fs_fsck_line(const struct fs_type *t);
 

@@ -197,7 +197,7 @@ int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, 
 	size_t tlen = (size_t)kv_num(payload, hlen, "tree_len", 0);
 	if (hlen + flen + tlen != len || flen > len || tlen > len)
 		goto bad;
-	rep->fsck_output = xmemdup(body, flen);
+	rep->fsck_output = fs_fsck_filter(xmemdup(body, flen));
 	const char *tree = body + flen;
 	snprintf(rep->tree_hash, sizeof(rep->tree_hash), "%016llx", (unsigned long long)fnv1a64(tree, tlen));
 	size_t cap = 0;

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "core/proto.h"
+#include "core/util.h"
 #include "tests/unit/check.h"
 
 static int read_all(int fd, struct proto_reader *r)
@@ -91,6 +92,32 @@ TEST(results)
 	CHECK(proto_result_parse(buf, (size_t)n, &b) == 0 && b.ret == -1 && b.err == 2 && b.ino == r.ino && b.ino2 == 7 &&
 	      b.ms == 1.5, "a RESULT round-trips, 64-bit inode numbers exactly");
 	CHECK(proto_result_parse("ino=5\n", 6, &b) < 0, "a RESULT without ret and errno is refused");
+}
+
+/* fsck.f2fs names the kernels mkfs and fsck ran under and its run time: none of it is about the state. */
+TEST(fsck_filter)
+{
+	char *out = xstrdup("Info: Dry run\n"
+			    "Info: MKFS version\n"
+			    "  \"Linux version 6.1.0-28-amd64 (debian-kernel@lists.debian.org) #1 SMP\"\n"
+			    "Info: FSCK version\n"
+			    "  from \"Linux version 6.1.0-28-amd64 (debian-kernel@lists.debian.org) #1 SMP\"\n"
+			    "    to \"Linux version 6.12.118-crashlab #1\"\n"
+			    "Info: superblock features = 0 : \n"
+			    "[FSCK] other corrupted bugs                           [Ok..]\n"
+			    "\n"
+			    "Done: 0.000000 secs\n");
+	fs_fsck_filter(out);
+	CHECK(!strcmp(out, "Info: Dry run\nInfo: superblock features = 0 : \n"
+			   "[FSCK] other corrupted bugs                           [Ok..]\n\n"),
+	      "kernel strings and the run time are filtered out: [%s]", out);
+	free(out);
+	char *e2 = xstrdup("Pass 1: Checking inodes\nInode 14 has a bad extent\nto be done: nothing");
+	fs_fsck_filter(e2);
+	CHECK(!strcmp(e2, "Pass 1: Checking inodes\nInode 14 has a bad extent\nto be done: nothing"),
+	      "other output is kept as it is, also without a final newline");
+	free(e2);
+	CHECK(fs_fsck_filter(NULL) == NULL, "no output stays none");
 }
 
 TEST_MAIN()
