@@ -25,6 +25,16 @@ recipe=$(sed -n '/^example:/,/^$/p' Makefile | sed -n 's/^\t\(\.\/crashlab .*\)$
 first=$(head -n 1 "$T/lines")
 if [ "$recipe" = "$first" ]; then ok "make example runs the README's first line: $first"; else not_ok "make example runs '$recipe', the README says '$first'"; fi
 
+# The tutorials' command lines outside their "Run it" sections (those run in
+# t0800, through `crashlab tutorial NAME`), in order, after the README's.
+for f in tutorials/*/README.md; do
+	awk '/^## /{ sec = $0 } /^    \.\/crashlab / && sec != "## Run it" { sub(/^    /, ""); print }' "$f" |
+		sed 's/ \{2,\}#.*$//; s/[[:space:]]*$//'
+done >"$T/tutorial-lines"
+m=$(wc -l <"$T/tutorial-lines")
+ok "the tutorials have $m command lines outside their 'Run it' sections"
+cat "$T/tutorial-lines" >>"$T/lines"
+
 # What a line must exit with: 1 where the README says it finds a broken
 # promise (--model all judges the seed under 'sequential', which loses A/bar on f2fs).
 want_exit() {
@@ -61,7 +71,8 @@ done <"$T/lines"
 
 # What the lines showed, where the README says what they show.
 runs=$(sqlite3 -batch -noheader "$w/crashlab.db" "SELECT count(*) FROM runs")
-if [ "$runs" = 3 ]; then ok "the three run lines stored three runs in ./crashlab.db"; else not_ok "$runs runs stored"; fi
+want=$(grep -c '^\./crashlab run ' "$T/lines")
+if [ "$runs" = "$want" ]; then ok "the $want run lines stored $want runs in ./crashlab.db"; else not_ok "$runs runs stored, $want run lines"; fi
 grep -n 'compare last$' "$T/lines" | cut -d: -f1 | while read -r k; do
 	expect_grep "$T/out.$k" '^\* A/bar ' "compare last shows the seed's A/bar row"
 done
