@@ -103,9 +103,10 @@ int cmd_list(int argc, char **argv, struct cmd_ctx *ctx)
 				snprintf(found, sizeof(found), "?");
 			else
 				snprintf(found, sizeof(found), "%" PRId64, r->findings);
-			printf("%4" PRId64 "  %-16s  %-8s  %8s  %6" PRId64 "  %-19s  %-16s  %s%s%s\n", r->id, t,
-			       r->status ? r->status : "?", found, r->states, r->fs ? r->fs : "-",
-			       r->kernel_version ? r->kernel_version : "?", r->workload_file ? r->workload_file : "?",
+			/* the release ("6.12.118"), not the whole uname line */
+			const char *kv = r->kernel_version ? r->kernel_version : "?";
+			printf("%4" PRId64 "  %-16s  %-8s  %8s  %6" PRId64 "  %-19s  %-16.*s  %s%s%s\n", r->id, t,
+			       r->status ? r->status : "?", found, r->states, r->fs ? r->fs : "-", (int)strcspn(kv, " "), kv, r->workload_file ? r->workload_file : "?",
 			       r->options ? "  " : "", r->options ? r->options : "");
 		}
 	}
