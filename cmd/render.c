@@ -408,6 +408,27 @@ json_t *render_json_tree(const struct tree_node *nodes, size_t n)
 	return a;
 }
 
+json_t *render_json_run(const struct run_info *r)
+{
+	json_t *o = json_object();
+	jset(o, "id", json_integer(r->id));
+	jset(o, "started_at", render_json_str(r->started_at));
+	jset(o, "finished_at", render_json_str(r->finished_at));
+	jset(o, "status", render_json_str(r->status));
+	jset(o, "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null());
+	jset(o, "cmdline", render_json_str(r->cmdline));
+	jset(o, "accel", render_json_str(r->accel));
+	jset(o, "kernel_version", render_json_str(r->kernel_version));
+	jset(o, "kernel_key", render_json_str(r->kernel_key));
+	jset(o, "crash_mode", render_json_str(r->crash_mode));
+	jset(o, "seed", json_integer(r->seed));
+	jset(o, "max_states", json_integer(r->max_states));
+	jset(o, "torn", json_boolean(r->torn));
+	jset(o, "workload_file", render_json_str(r->workload_file));
+	jset(o, "workload_text", render_json_str(r->workload_text));
+	return o;
+}
+
 json_t *render_json_verdict(const struct verdict *v)
 {
 	json_t *o = json_object();

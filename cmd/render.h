@@ -54,6 +54,9 @@ void render_tree_sort(struct tree_node *nodes, size_t n);
 void render_tree_text(FILE *f, const char *indent, const struct tree_node *nodes, size_t n);
 /* The same as a JSON array of objects (content as a string when valid UTF-8, else content_hex). */
 json_t *render_json_tree(const struct tree_node *nodes, size_t n);
+/* How a run was made, as a JSON object: id, times, status, exit code, command,
+ * accelerator, kernel, crash mode, seed, limits, workload file and text. */
+json_t *render_json_run(const struct run_info *r);
 /* A verdict as a JSON object: model, rule, verdict, op, trigger, path, expected, observed, reason, cite. */
 json_t *render_json_verdict(const struct verdict *v);
 

@@ -464,16 +464,12 @@ static void jset(json_t *o, const char *key, json_t *v)
 static void render_json(const struct fsview *fv, size_t nfs, const struct run_info *run, bool all, bool findings_only)
 {
 	json_t *doc = json_object(), *fsa = json_array();
+	/* "run": the id, then how the run was made, as `show --format json` has it */
+	json_t *how = render_json_run(run);
+	json_object_del(how, "id");
 	jset(doc, "run", json_integer(run->id));
-	jset(doc, "started_at", render_json_str(run->started_at));
-	jset(doc, "status", render_json_str(run->status));
-	jset(doc, "cmdline", render_json_str(run->cmdline));
-	jset(doc, "kernel_version", render_json_str(run->kernel_version));
-	jset(doc, "kernel_key", render_json_str(run->kernel_key));
-	jset(doc, "accel", render_json_str(run->accel));
-	jset(doc, "crash_mode", render_json_str(run->crash_mode));
-	jset(doc, "workload_file", render_json_str(run->workload_file));
-	jset(doc, "workload_text", render_json_str(run->workload_text));
+	json_object_update(doc, how);
+	json_decref(how);
 	for (size_t i = 0; i < nfs; i++) {
 		const struct fsview *f = &fv[i];
 		json_t *fo = json_object(), *sa = json_array();

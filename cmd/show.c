@@ -316,27 +316,6 @@ static json_t *json_state(const struct state_result *s)
 	return o;
 }
 
-static json_t *json_run(const struct run_info *r)
-{
-	json_t *o = json_object();
-	jset(o, "id", json_integer(r->id));
-	jset(o, "started_at", render_json_str(r->started_at));
-	jset(o, "finished_at", render_json_str(r->finished_at));
-	jset(o, "status", render_json_str(r->status));
-	jset(o, "exit_code", r->has_exit ? json_integer(r->exit_code) : json_null());
-	jset(o, "cmdline", render_json_str(r->cmdline));
-	jset(o, "accel", render_json_str(r->accel));
-	jset(o, "kernel_version", render_json_str(r->kernel_version));
-	jset(o, "kernel_key", render_json_str(r->kernel_key));
-	jset(o, "crash_mode", render_json_str(r->crash_mode));
-	jset(o, "seed", json_integer(r->seed));
-	jset(o, "max_states", json_integer(r->max_states));
-	jset(o, "torn", json_boolean(r->torn));
-	jset(o, "workload_file", render_json_str(r->workload_file));
-	jset(o, "workload_text", render_json_str(r->workload_text));
-	return o;
-}
-
 static json_t *json_fsrun(const struct fsrun *f, const struct state_result *st, size_t nst)
 {
 	json_t *o = json_object();
@@ -415,7 +394,7 @@ int cmd_show(int argc, char **argv, struct cmd_ctx *ctx)
 				die_err(&e);
 		if (json) {
 			json_t *doc = json_object(), *a = json_array();
-			jset(doc, "run", json_run(&run));
+			jset(doc, "run", render_json_run(&run));
 			for (size_t i = 0; i < nfs; i++)
 				json_array_append_new(a, json_fsrun(&fv[i], st[i], nst[i]));
 			jset(doc, "fs", a);
