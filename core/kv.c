@@ -1,6 +1,7 @@
 /* kv.c - see kv.h. */
 #include "core/kv.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,6 +32,29 @@ double kv_num(const char *text, size_t len, const char *key, double dflt)
 		d = dflt;
 	free(v);
 	return d;
+}
+
+int kv_int(const char *text, size_t len, const char *key, long long lo, long long hi, long long *out)
+{
+	char *v = kv_get(text, len, key);
+	if (!v)
+		return 0;
+	const char *p = v + (v[0] == '-');
+	int ok = *p != '\0';
+	for (const char *q = p; ok && *q; q++)
+		ok = *q >= '0' && *q <= '9';
+	long long n = 0;
+	if (ok) {
+		errno = 0;
+		char *end;
+		n = strtoll(v, &end, 10);
+		ok = !errno && !*end && n >= lo && n <= hi;
+	}
+	free(v);
+	if (!ok)
+		return -1;
+	*out = n;
+	return 1;
 }
 
 const char *kv_body(const char *text, size_t len)

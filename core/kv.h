@@ -13,6 +13,11 @@
 char *kv_get(const char *text, size_t len, const char *key);
 /* The value of key as a number (strtod), or dflt. */
 double kv_num(const char *text, size_t len, const char *key, double dflt);
+/* The value of key as a whole decimal integer in [lo, hi] (an optional
+ * '-' then digits, nothing else): 1 with *out set, 0 when the key is absent,
+ * -1 when its value is not such a number. Unlike kv_num, a hostile value
+ * ("1e300", "-96") can never reach a conversion to an integer type. */
+int kv_int(const char *text, size_t len, const char *key, long long lo, long long hi, long long *out);
 /* Where the body starts (just after the blank line), or NULL when there is none. */
 const char *kv_body(const char *text, size_t len);
 

@@ -6,6 +6,7 @@
 #include "core/proto.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,23 +180,26 @@ int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, 
 	if (!body)
 		return -1;
 	size_t hlen = (size_t)(body - payload);
-	char *mo = kv_get(payload, hlen, "mount_ok");
-	if (!mo)
+	/* The numbers a guest sends are checked, not trusted: a length or a
+	 * status out of range makes the whole STATE malformed. */
+	long long mount_ok, fsck_status = -1, bytes = 0, flen = 0, tlen = 0;
+	if (kv_int(payload, hlen, "mount_ok", 0, 1, &mount_ok) != 1 ||
+	    kv_int(payload, hlen, "fsck_status", -1, 255, &fsck_status) < 0 ||
+	    kv_int(payload, hlen, "bytes", 0, LLONG_MAX, &bytes) < 0 ||
+	    kv_int(payload, hlen, "fsck_len", 0, (long long)len, &flen) < 0 ||
+	    kv_int(payload, hlen, "tree_len", 0, (long long)len, &tlen) < 0)
 		return -1;
-	rep->mount_ok = atoi(mo);
-	free(mo);
+	rep->mount_ok = (int)mount_ok;
 	rep->mount_msg = kv_get(payload, hlen, "mount_msg");
-	rep->fsck_status = (int)kv_num(payload, hlen, "fsck_status", -1);
+	rep->fsck_status = (int)fsck_status;
 	rep->fsck_clean = fs_fsck_clean(t, rep->fsck_status);
-	rep->bytes = (uint64_t)kv_num(payload, hlen, "bytes", 0);
+	rep->bytes = (uint64_t)bytes;
 	rep->ms_replay = kv_num(payload, hlen, "ms_replay", 0);
 	rep->ms_mount = kv_num(payload, hlen, "ms_mount", 0);
 	rep->ms_capture = kv_num(payload, hlen, "ms_capture", 0);
 	rep->ms_fsck = kv_num(payload, hlen, "ms_fsck", 0);
 	rep->ms_other = kv_num(payload, hlen, "ms_other", 0);
-	size_t flen = (size_t)kv_num(payload, hlen, "fsck_len", 0);
-	size_t tlen = (size_t)kv_num(payload, hlen, "tree_len", 0);
-	if (hlen + flen + tlen != len || flen > len || tlen > len)
+	if (hlen + (size_t)flen + (size_t)tlen != len)
 		goto bad;
 	rep->fsck_output = fs_fsck_filter(xmemdup(body, flen));
 	const char *tree = body + flen;

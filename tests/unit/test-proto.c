@@ -94,6 +94,33 @@ TEST(results)
 	CHECK(proto_result_parse("ino=5\n", 6, &b) < 0, "a RESULT without ret and errno is refused");
 }
 
+/* A STATE's numbers come from the guest: each is checked, none trusted
+ * (fuzz-proto found a negative fsck_len converted to a size). */
+TEST(state_numbers)
+{
+	const struct fs_type *t = fs_lookup("ext4");
+	struct check_report rep;
+	static const char ok[] = "mount_ok=1\nfsck_status=0\nbytes=4096\nfsck_len=3\ntree_len=0\n\nok\n";
+	CHECK(proto_state_parse(t, ok, sizeof(ok) - 1, &rep) == 0 && rep.mount_ok == 1 && rep.fsck_clean &&
+		      rep.bytes == 4096 && !strcmp(rep.fsck_output, "ok\n"),
+	      "a well-formed STATE parses");
+	check_report_free(&rep);
+	static const char *const bad[] = {
+		"mount_ok=1\nfsck_len=-96\ntree_len=99\n\nok\n",   /* negative length */
+		"mount_ok=1\nfsck_len=1e300\ntree_len=0\n\nok\n",  /* not an integer */
+		"mount_ok=1\nfsck_len=3x\ntree_len=0\n\nok\n",     /* trailing junk */
+		"mount_ok=1\nfsck_status=99999999999\n\n",           /* out of range */
+		"mount_ok=2\n\n",                                      /* not a boolean */
+		"mount_ok=1\nfsck_len=18446744073709551613\ntree_len=3\n\nok\n", /* sum wraps */
+		"fsck_len=0\n\n",                                      /* no mount_ok */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(proto_state_parse(t, bad[i], strlen(bad[i]), &rep) < 0, "malformed STATE %zu is refused", i);
+		CHECK(rep.nodes == NULL && rep.fsck_output == NULL && rep.mount_msg == NULL,
+		      "nothing is left allocated for %zu", i);
+	}
+}
+
 /* fsck.f2fs names the kernels mkfs and fsck ran under and its run time: none of it is about the state. */
 TEST(fsck_filter)
 {
