@@ -7,6 +7,7 @@
 #include "core/wlog-priv.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -63,6 +64,14 @@ static int copy_range(struct copier *c, size_t i, uint64_t logoff, uint64_t devo
 
 static int zero_range(struct copier *c, size_t i, uint64_t devoff, uint64_t len)
 {
+	/* A discard replays as zeros. Let the kernel zero the range when it can
+	 * (a block device: ZERO_RANGE, written as write-zeroes or by the block
+	 * layer; a regular file: a hole reads as zeros), else write zeros. */
+	if (fallocate(c->dev_fd, FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE, (off_t)devoff, (off_t)len) == 0 ||
+	    fallocate(c->dev_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)devoff, (off_t)len) == 0) {
+		c->written += len;
+		return 0;
+	}
 	const size_t zmax = 1u << 20;
 	size_t want = len > zmax ? zmax : (size_t)len;
 	if (want > c->zcap) {
@@ -79,6 +88,28 @@ static int zero_range(struct copier *c, size_t i, uint64_t devoff, uint64_t len)
 		if (put(c, i, c->zeros, chunk, devoff + done) < 0)
 			return -1;
 		done += chunk;
+	}
+	return 0;
+}
+
+/* Does every entry s applies lie on the device (dev_size bytes)? A log
+ * entry beyond the end of the disk it was recorded from is corrupt, and
+ * replaying it would write without bound. */
+static int check_extents(const struct wlog *l, const struct wlog_spec *s, uint64_t dev_size, struct errbuf *eb)
+{
+	const uint64_t S = l->sectorsize;
+	for (size_t i = 0; i < l->n; i++) {
+		const struct wlog_entry *e = &l->e[i];
+		if (!wlog_changes_disk(e) || !wlog_spec_applies(s, i))
+			continue;
+		/* wlog_open bounds sector + nr_sectors by INT64_MAX / S */
+		uint64_t a = e->sector * S, b = (e->sector + e->nr_sectors) * S;
+		if (b > dev_size) {
+			wlog_seterr(eb, "entry %zu %s bytes %llu-%llu, beyond the disk's %llu bytes", i,
+				    wlog_is_discard(e) ? "discards" : "writes", (unsigned long long)a,
+				    (unsigned long long)b - 1, (unsigned long long)dev_size);
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -153,6 +184,13 @@ int wlog_apply(const struct wlog *l, const struct wlog_spec *s, int dev_fd, uint
 	if (bytes_written)
 		*bytes_written = 0;
 	if (check_spec(l, s, eb) < 0)
+		return -1;
+	off_t dev_size = lseek(dev_fd, 0, SEEK_END);
+	if (dev_size < 0) {
+		wlog_seterr(eb, "cannot size the disk: %s", strerror(errno));
+		return -1;
+	}
+	if (check_extents(l, s, (uint64_t)dev_size, eb) < 0)
 		return -1;
 	struct copier c = { .l = l, .dev_fd = dev_fd, .e = eb };
 	int rc = 0;
