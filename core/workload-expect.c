@@ -200,7 +200,8 @@ int wl_parse_expect(const struct pctx *c, const struct toks *t, const char *fs, 
 		x->names = a.n ? xcalloc(a.n, sizeof(char *)) : NULL;
 		for (size_t i = 0; i < a.n; i++)
 			x->names[i] = xstrdup(a.v[i].s);
-		qsort(x->names, x->nnames, sizeof(char *), name_cmp);
+		if (a.n)
+			qsort(x->names, x->nnames, sizeof(char *), name_cmp);
 		used = a.n;
 		break;
 	case WX_NKINDS:
