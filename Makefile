@@ -73,13 +73,38 @@ unit: $(UNIT_BINS) build/tests/props
 check-props: build/tests/props
 	@build/tests/props --count 10000
 
+# Fuzz targets (tests/fuzz/): clang's libFuzzer with AddressSanitizer and
+# UndefinedBehaviorSanitizer over the libc-only core (parsers, write-log
+# reader, guest protocol). `make fuzz FUZZ_S=N` runs each for N seconds.
+FUZZ_CC ?= clang
+FUZZ_S ?= 30
+FUZZ_SAN := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+FUZZ_CFLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -I. $(FUZZ_SAN)
+FUZZ_CORE_OBJS := $(patsubst %.c,build/fuzz/%.o,$(wildcard core/*.c))
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,build/fuzz/%,$(wildcard tests/fuzz/fuzz-*.c))
+
+build/fuzz/core/%.o: core/%.c
+	@mkdir -p $(dir $@)
+	$(qecho) "  FUZZCC  $<"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+build/fuzz/fuzz-%: tests/fuzz/fuzz-%.c tests/fuzz/fuzz.h $(FUZZ_CORE_OBJS)
+	$(qecho) "  FUZZ    $@"
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_CORE_OBJS) -lm
+
+fuzz-build: $(FUZZ_BINS)
+.SECONDARY: $(FUZZ_CORE_OBJS)
+
+fuzz: fuzz-build
+	@tests/fuzz/run $(FUZZ_S)
+
 # Host-only tests first, then guest tests; ends with "N passed, N failed, N skipped".
-check: all unit
+check: all unit fuzz-build
 	@./crashlab kernel build >/dev/null && ./crashlab image build >/dev/null
 	@tests/run
 
 # Only the host-only tests: no kernel build, no guest (about a minute).
-check-host: all unit
+check-host: all unit fuzz-build
 	@tests/run --host
 
 # The default example: the seed workload on all four file systems.
@@ -90,7 +115,7 @@ example: all
 DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-source-6.12 bc \
 	flex bison libelf-dev libssl-dev ccache libsqlite3-dev libarchive-dev libncurses-dev libjansson-dev \
 	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux sqlite3 python3 \
-	chromium
+	chromium clang libclang-rt-14-dev
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
@@ -109,5 +134,5 @@ deps:
 clean:
 	rm -rf build crashlab $(AGENT)
 
-.PHONY: all unit check check-host check-props example deps clean
--include $(patsubst %.o,%.d,$(LIB_OBJS) $(CMD_OBJS))
+.PHONY: all unit check check-host check-props example deps clean fuzz fuzz-build
+-include $(patsubst %.o,%.d,$(LIB_OBJS) $(CMD_OBJS) $(FUZZ_CORE_OBJS))

@@ -1,0 +1,20 @@
+# Lesson overlayfs, with the barrier: the copy-up without its fsync, the
+# rename made a RENAME_BARRIER rename (fbarrier on the file, then the
+# rename). The barrier orders the data, the xattr and the mode before the
+# new name without waiting for any of it to be durable.
+[setup]
+mkdir work
+mkdir upper
+[run]
+write work/tmp 64K
+setxattr work/tmp user.overlay.origin "lower-42"
+chmod work/tmp 0640
+rename work/tmp upper/file barrier
+fsync upper
+# Observed on 6.12 with the kernel series: the file arrives whole everywhere.
+[expect]
+work/tmp absent
+upper lists file
+upper/file data 7
+upper/file xattr user.overlay.origin "lower-42"
+upper/file mode 0640
