@@ -1,6 +1,8 @@
 # crashlab - plain GNU make. `make` builds ./crashlab and the guest agent,
 # `make check` runs the tests, `make deps` installs what Debian lacks.
-# Quiet unless V=1; -Werror switchable with WERROR=.
+# Quiet unless V=1; -Werror switchable with WERROR=. SANITIZE=LIST (e.g.
+# address,undefined) builds the host tool, its library and the unit tests
+# with -fsanitize=LIST; the static guest agent is never sanitized.
 
 CC ?= cc
 CFLAGS ?= -O2 -g
@@ -14,6 +16,19 @@ PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
 WARN := -Wall -Wextra $(WERROR) -Wno-unused-parameter
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -DCRASHLAB_VERSION='"$(VERSION)"' $(PKG_CFLAGS)
+
+# Sanitizers: undefined behaviour fails at once instead of printing and going
+# on. build/sanitize.stamp holds the SANITIZE the objects in build/ were made
+# with and is rewritten only when it changes, so switching rebuilds them all
+# and a sanitized and a plain object never end up in one binary.
+SANITIZE ?=
+ifneq ($(SANITIZE),)
+ALL_CFLAGS += -fsanitize=$(SANITIZE) -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+endif
+SAN_STAMP := build/sanitize.stamp
+ifneq ($(shell cat $(SAN_STAMP) 2>/dev/null),$(SANITIZE)x)
+$(shell mkdir -p build && echo '$(SANITIZE)x' >$(SAN_STAMP))
+endif
 
 ifeq ($(V),1)
 Q :=
@@ -45,7 +60,7 @@ build/libcrashlab.a: $(LIB_OBJS)
 	$(qecho) "  AR      $@"
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-build/%.o: %.c
+build/%.o: %.c $(SAN_STAMP)
 	@mkdir -p $(dir $@)
 	$(qecho) "  CC      $<"
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
