@@ -79,6 +79,7 @@ int main(int argc, char **argv)
 		unknown(name);
 	struct cmd_ctx ctx = { .name = xasprintf("crashlab %s", c->name), .flags = c->flags, .accel = "auto" };
 	int rc = c->fn(argc - 1, argv + 1, &ctx);
+	free((char *)ctx.name);
 	if ((c->flags & CMD_STDOUT) && (fflush(stdout) != 0 || ferror(stdout))) {
 		fprintf(stderr, "crashlab: error: cannot write the output: %s\n", strerror(errno));
 		return EXIT_CANTCREAT;
