@@ -84,9 +84,11 @@ static inline void kit_xattr(struct kit *k, const char *name, const char *value)
 	t->xattrs = tree_xattrs_append(t->xattrs, name, value, strlen(value));
 }
 
-/* Judge the tree as a mounted, fsck-clean state with ops 1..point completed. */
+/* Judge the tree as a mounted, fsck-clean state with ops 1..point completed
+ * (the previous judgement, if any, is dropped). */
 static inline void kit_judge(struct kit *k, int64_t point)
 {
+	judgement_free(&k->j);
 	struct check_report st = { .mount_ok = 1, .fsck_status = 0, .fsck_clean = 1, .nodes = k->nodes, .n_nodes = k->n };
 	model_judge(&k->s, k->res, &st, point, &k->j);
 }

@@ -281,12 +281,15 @@ TEST(write_and_read_back)
 	struct state_result one;
 	CHECK(crashdb_read_state(db, &fv[0], 9, 0, &one, &eb) < 0 && eb.code == EXIT_NOINPUT &&
 	      strstr(eb.msg, "states 0..2"), "read_state names the states there are: %s", eb.msg);
-	CHECK(crashdb_read_fsruns(db, 1, "btrfs", &fv, &n, &eb) < 0 && strstr(eb.msg, "it has: ext4, xfs"),
+	struct fsrun *none;
+	size_t nnone;
+	CHECK(crashdb_read_fsruns(db, 1, "btrfs", &none, &nnone, &eb) < 0 && strstr(eb.msg, "it has: ext4, xfs"),
 	      "read_fsruns of a missing fs names those there are: %s", eb.msg);
 	int64_t id;
 	CHECK(crashdb_resolve_run(db, "last", &id, &eb) == 0 && id == 1, "'last' resolves to the newest run");
 	CHECK(crashdb_resolve_run(db, "x", &id, &eb) < 0 && eb.code == EXIT_USAGE, "a bad RUN is a usage error");
 	crashdb_states_free(sv, ns);
+	crashdb_fsruns_free(fv, n);
 	run_info_free(&r);
 }
 

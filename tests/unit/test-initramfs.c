@@ -189,8 +189,12 @@ TEST(image)
 	char *xfs = find_program("mkfs.xfs");
 	char *btrfs = find_program("mkfs.btrfs");
 	char *dmsetup = find_program("dmsetup");
-	if (!xfs || !btrfs || !dmsetup || access("/bin/busybox", X_OK) != 0)
+	if (!xfs || !btrfs || !dmsetup || access("/bin/busybox", X_OK) != 0) {
+		free(xfs);
+		free(btrfs);
+		free(dmsetup);
 		SKIP("needs mkfs.xfs, mkfs.btrfs, dmsetup and /bin/busybox ('make deps')");
+	}
 	struct strvec libs = STRVEC_INIT;
 	CHECK(img_elf_deps(xfs, &libs, &eb) == 0, "mkfs.xfs: walker succeeds");
 	bool libc = false, loader = false;
@@ -356,6 +360,10 @@ TEST(image)
 	CHECK(strcmp(other, path) != 0 && file_exists(other), "and builds a new image");
 
 	rm_rf(tmp);
+	char *owned[] = { xfs, btrfs, dmsetup, root, agent_dir, agent, nocache, full, full_images, cache, images, stale,
+			  path, again, cached, h1, h2, rebuilt, other };
+	for (size_t i = 0; i < ARRAY_SIZE(owned); i++)
+		free(owned[i]);
 }
 
 TEST_MAIN()
