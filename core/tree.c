@@ -10,6 +10,10 @@
  * the one field with an extra rule, straight from tree.h: a regular file
  * larger than TREE_INLINE_MAX has an empty content field, read back as
  * NULL, while an empty field on a small file is a real empty content.
+ * The path comes from a guest and is checked as well as decoded: it is
+ * what a walk of the mounted tree gives, relative, with no empty, "." or
+ * ".." component and no NUL, so it can never name a place outside the
+ * tree; any other byte, a control byte included, is a legal name.
  *
  * The xattrs field is already line-safe when it reaches us: tree.h puts
  * the percent-encoding inside it (name=value pairs, ';' and '=' inside a
@@ -217,6 +221,22 @@ static int blocks_valid(const char *s)
 	}
 }
 
+/* A path as the capture writes it: relative, its components separated by
+ * single slashes, none of them "." or "..". Any other byte may be in a
+ * name, which is why the views escape them. */
+static int path_valid(const char *p)
+{
+	for (;;) {
+		size_t l = strcspn(p, "/");
+		if (l == 0 || (l == 1 && p[0] == '.') || (l == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += l;
+		if (!*p)
+			return 1;
+		p++;
+	}
+}
+
 /* An optional string field: "-" is NULL. */
 static int opt_field(const char *s, size_t n, char **out, size_t *outlen)
 {
@@ -274,7 +294,7 @@ int tree_node_parse(const char *line, struct tree_node *n)
 	n->ino = v[5];
 
 	n->path = (char *)pct_decode_strict(f[0], fl[0], &plen);
-	if (!n->path || plen == 0 || strlen(n->path) != plen)
+	if (!n->path || plen == 0 || strlen(n->path) != plen || !path_valid(n->path))
 		goto bad;
 	if (!(fl[8] == 1 && f[8][0] == '-')) {
 		if (!xattrs_valid(f[8], fl[8]))

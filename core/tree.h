@@ -29,7 +29,8 @@
 #define TREE_BLOCK 4096
 
 struct tree_node {
-	char *path;         /* relative to the mount point, e.g. "A/foo"; never empty */
+	char *path;         /* relative to the mount point, e.g. "A/foo": never empty, no NUL,
+			     * no empty, "." or ".." component (any other byte may be in a name) */
 	char type;          /* 'f', 'd', 'l', 'o' */
 	uint32_t mode;      /* st_mode & 07777 */
 	uint32_t uid, gid;

@@ -187,9 +187,39 @@ TEST(parse_errors)
 			tree_node_free(&t);
 	}
 	struct tree_node t;
-	CHECK(tree_node_parse("a%2f%2F\tf\t0644\t0\t0\t5\t1\t12\t-\t-\tz\t-\n", &t) == 0 && !strcmp(t.path, "a//"),
+	CHECK(tree_node_parse("a%2fb%2Fc\tf\t0644\t0\t0\t5\t1\t12\t-\t-\tz\t-\n", &t) == 0 && !strcmp(t.path, "a/b/c"),
 	      "either hex case decodes, a trailing newline is fine");
 	tree_node_free(&t);
+}
+
+/* A path comes from a guest: it names a node under the mount point, never
+ * a place above or beside it, whatever bytes its names hold. */
+TEST(path_rules)
+{
+	static const char *const refused[] = {
+		"..", "../x", "a/../../x", "a/..", "%2E%2E/x", ".", "./a", "a/./b", "a/.",
+		"/abs", "%2Fabs", "a//b", "a/", "a%2F%2Fb",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
+		char *line = xasprintf("%s\tf\t0644\t0\t0\t0\t1\t12\t-\t-\t\t", refused[i]);
+		struct tree_node t;
+		CHECK(tree_node_parse(line, &t) == -1 && !t.path, "path '%s' is refused", refused[i]);
+		free(line);
+	}
+	static const struct { const char *enc, *path; } kept[] = {
+		{ "%1B[31mred%1B[0m", "\x1b[31mred\x1b[0m" }, { "line%0Abreak", "line\nbreak" },
+		{ "a/..b", "a/..b" },         { "...", "..." },
+		{ ".hidden/x.", ".hidden/x." }, { "bidi%E2%80%AE", "bidi\xe2\x80\xae" },
+		{ "bad%FF", "bad\xff" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++) {
+		char *line = xasprintf("%s\tf\t0644\t0\t0\t0\t1\t12\t-\t-\t\t", kept[i].enc);
+		struct tree_node t;
+		CHECK(tree_node_parse(line, &t) == 0 && !strcmp(t.path, kept[i].path),
+		      "name '%s' is a name like any other", kept[i].enc);
+		tree_node_free(&t);
+		free(line);
+	}
 }
 
 TEST(tokens)
