@@ -86,7 +86,7 @@ static void describe_file(const struct tree_node *t, struct sbuf *sb)
 		return;
 	}
 	if (t->content && t->content_len == t->size && render_printable_ish(t->content, t->content_len)) {
-		render_escape(sb, t->content, t->content_len, true);
+		sbuf_add_escaped(sb, t->content, t->content_len, SBUF_ESC_QUOTED);
 		return;
 	}
 	struct blocks_sum b = { 0 };
@@ -122,7 +122,7 @@ void cmp_describe(const struct tree_node *nodes, size_t n, const struct tree_nod
 	else if (t->type == 'l') {
 		sbuf_adds(&sb, "-> ");
 		if (t->target)
-			render_escape(&sb, t->target, strlen(t->target), false);
+			sbuf_add_escaped(&sb, t->target, strlen(t->target), 0);
 	} else if (t->type == 'd') {
 		size_t pl = strlen(t->path), k = 0;
 		sbuf_adds(&sb, "dir:");
@@ -131,7 +131,7 @@ void cmp_describe(const struct tree_node *nodes, size_t n, const struct tree_nod
 			if (strncmp(p, t->path, pl) || p[pl] != '/' || strchr(p + pl + 1, '/'))
 				continue;
 			sbuf_adds(&sb, " ");
-			render_escape(&sb, p + pl + 1, strlen(p + pl + 1), false);
+			sbuf_add_escaped(&sb, p + pl + 1, strlen(p + pl + 1), 0);
 			k++;
 		}
 		if (!k)

@@ -60,35 +60,6 @@ void render_op_result(const struct op_result *r, char *buf, size_t len)
 		snprintf(buf, len, "ok");
 }
 
-/* Length of the valid UTF-8 sequence (2..4 bytes) at s, or 0. */
-static size_t utf8_seq(const unsigned char *s, size_t n)
-{
-	size_t len;
-	uint32_t cp;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
-		len = 2;
-		cp = s[0] & 0x1f;
-	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
-		len = 3;
-		cp = s[0] & 0x0f;
-	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
-		len = 4;
-		cp = s[0] & 0x07;
-	} else {
-		return 0;
-	}
-	if (len > n)
-		return 0;
-	for (size_t i = 1; i < len; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (s[i] & 0x3f);
-	}
-	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return len;
-}
-
 bool render_utf8_valid(const unsigned char *s, size_t n)
 {
 	for (size_t i = 0; i < n;) {
@@ -96,7 +67,7 @@ bool render_utf8_valid(const unsigned char *s, size_t n)
 			i++;
 			continue;
 		}
-		size_t l = utf8_seq(s + i, n - i);
+		size_t l = utf8_len(s + i, n - i);
 		if (!l)
 			return false;
 		i += l;
@@ -112,7 +83,7 @@ bool render_printable_ish(const unsigned char *s, size_t n)
 			i++;
 			continue;
 		}
-		size_t l = s[i] >= 0x80 ? utf8_seq(s + i, n - i) : 0;
+		size_t l = s[i] >= 0x80 ? utf8_len(s + i, n - i) : 0;
 		if (l) {
 			i += l;
 			continue;
@@ -123,39 +94,18 @@ bool render_printable_ish(const unsigned char *s, size_t n)
 	return bad * 8 <= n;
 }
 
-void render_escape(struct sbuf *sb, const void *data, size_t n, bool quoted)
+void render_put(FILE *f, const char *s, size_t n)
 {
-	const unsigned char *s = data;
-	if (quoted)
-		sbuf_adds(sb, "\"");
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = s[i];
-		if (c >= 0x80) {
-			size_t l = utf8_seq(s + i, n - i);
-			if (l) {
-				sbuf_add(sb, s + i, l);
-				i += l - 1;
-			} else {
-				sbuf_addf(sb, "\\x%02x", c);
-			}
-		} else if (c == '\n') {
-			sbuf_adds(sb, "\\n");
-		} else if (c == '\t') {
-			sbuf_adds(sb, "\\t");
-		} else if (c == '\r') {
-			sbuf_adds(sb, "\\r");
-		} else if (c == '\0' && !(i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7')) {
-			sbuf_adds(sb, "\\0");
-		} else if (c < 0x20 || c == 0x7f) {
-			sbuf_addf(sb, "\\x%02x", c);
-		} else if (c == '\\' || (quoted && c == '"')) {
-			sbuf_addf(sb, "\\%c", c);
-		} else {
-			sbuf_add(sb, &c, 1);
-		}
-	}
-	if (quoted)
-		sbuf_adds(sb, "\"");
+	struct sbuf sb = SBUF_INIT;
+	sbuf_add_escaped(&sb, s, n, SBUF_ESC_TEXT);
+	fwrite(sb.buf, 1, sb.len, f);
+	sbuf_free(&sb);
+}
+
+void render_puts(FILE *f, const char *s)
+{
+	if (s)
+		render_put(f, s, strlen(s));
 }
 
 void render_mode_string(const struct tree_node *t, char out[11])
@@ -218,7 +168,7 @@ json_t *render_json_bytes(const void *data, size_t n)
 		return json_stringn((const char *)s, n);
 	struct sbuf sb = SBUF_INIT;
 	for (size_t i = 0; i < n; i++) {
-		size_t l = s[i] >= 0x80 ? utf8_seq(s + i, n - i) : 1;
+		size_t l = s[i] >= 0x80 ? utf8_len(s + i, n - i) : 1;
 		if (l) {
 			sbuf_add(&sb, s + i, l);
 			i += l - 1;
@@ -268,9 +218,9 @@ static void text_xattr(void *ctx, const struct sbuf *name, const struct sbuf *va
 {
 	struct sbuf *sb = ctx;
 	sbuf_adds(sb, " ");
-	render_escape(sb, name->buf, name->len, false);
+	sbuf_add_escaped(sb, name->buf, name->len, 0);
 	sbuf_adds(sb, "=");
-	render_escape(sb, value->buf, value->len, true);
+	sbuf_add_escaped(sb, value->buf, value->len, SBUF_ESC_QUOTED);
 }
 
 static void text_block_run(void *ctx, const char *tok, size_t len, size_t count)
@@ -314,17 +264,17 @@ void render_tree_text(FILE *f, const char *indent, const struct tree_node *nodes
 		snprintf(owner, sizeof(owner), "%" PRIu32 ":%" PRIu32, t->uid, t->gid);
 		struct sbuf sb = SBUF_INIT;
 		sbuf_addf(&sb, "%s%s  %*" PRIu32 "  %-*s  %*" PRIu64 "  ", indent, mode, wl, t->nlink, wo, owner, ws, t->size);
-		render_escape(&sb, t->path, strlen(t->path), false);
+		sbuf_add_escaped(&sb, t->path, strlen(t->path), 0);
 		if (t->type == 'l' && t->target) {
 			sbuf_adds(&sb, " -> ");
-			render_escape(&sb, t->target, strlen(t->target), false);
+			sbuf_add_escaped(&sb, t->target, strlen(t->target), 0);
 		}
 		if (t->type == 'f' && t->size > 0) {
 			sbuf_adds(&sb, "  ");
 			/* Short or text-like inline content says more than a hash. */
 			if (t->content &&
 			    (render_printable_ish(t->content, t->content_len) || t->content_len <= 64 || !t->blocks)) {
-				render_escape(&sb, t->content, t->content_len, true);
+				sbuf_add_escaped(&sb, t->content, t->content_len, SBUF_ESC_QUOTED);
 			} else if (t->blocks) {
 				sbuf_adds(&sb, "[");
 				render_block_runs(t->blocks, text_block_run, &sb);

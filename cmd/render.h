@@ -26,9 +26,10 @@ const char *render_errno_name(int err, char buf[24]);
 /* "ok", "ok (5)", or "-1 ENOENT". */
 void render_op_result(const struct op_result *r, char *buf, size_t len);
 
-/* Append data to sb for a terminal: valid UTF-8 as is, C-style escapes for
- * control bytes and invalid bytes (\xNN), '\' escaped, and '"' too when quoted. */
-void render_escape(struct sbuf *sb, const void *data, size_t n, bool quoted);
+/* Text from the store or a guest (a message, a reason, fsck output, a name)
+ * on a terminal: sbuf_add_escaped's text form, newlines kept. */
+void render_puts(FILE *f, const char *s);
+void render_put(FILE *f, const char *s, size_t n);
 /* Mostly text: at most one byte in eight is neither printable, whitespace nor UTF-8. */
 bool render_printable_ish(const unsigned char *s, size_t n);
 bool render_utf8_valid(const unsigned char *s, size_t n);

@@ -416,3 +416,92 @@ const char *nearest_word(const char *word, const char *const *words)
 	}
 	return best;
 }
+
+size_t utf8_len(const unsigned char *s, size_t n)
+{
+	size_t len;
+	uint32_t cp;
+	if (n == 0)
+		return 0;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+		len = 2;
+		cp = s[0] & 0x1f;
+	} else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+		len = 3;
+		cp = s[0] & 0x0f;
+	} else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+		len = 4;
+		cp = s[0] & 0x07;
+	} else {
+		return 0;
+	}
+	if (len > n)
+		return 0;
+	for (size_t i = 1; i < len; i++) {
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[i] & 0x3f);
+	}
+	if ((len == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (len == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return len;
+}
+
+/* The code point of a valid sequence of len bytes. */
+static uint32_t utf8_cp(const unsigned char *s, size_t len)
+{
+	uint32_t cp = s[0] & (len == 2 ? 0x1f : len == 3 ? 0x0f : 0x07);
+	for (size_t i = 1; i < len; i++)
+		cp = cp << 6 | (s[i] & 0x3f);
+	return cp;
+}
+
+/* C1 controls, and the marks and overrides that reorder or hide text. */
+static bool invisible_control(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
+	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069);
+}
+
+void sbuf_add_escaped(struct sbuf *sb, const void *data, size_t n, unsigned flags)
+{
+	const unsigned char *s = data;
+	bool quoted = flags & SBUF_ESC_QUOTED, prose = flags & SBUF_ESC_PROSE, lines = flags & SBUF_ESC_LINES;
+	if (quoted)
+		sbuf_add(sb, "\"", 1);
+	if (!sb->buf)
+		sbuf_add(sb, "", 0);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = s[i];
+		if (c >= 0x80) {
+			size_t l = utf8_len(s + i, n - i);
+			if (!l) {
+				sbuf_addf(sb, "\\x%02x", c);
+			} else if (invisible_control(utf8_cp(s + i, l))) {
+				sbuf_addf(sb, "\\u%04x", (unsigned)utf8_cp(s + i, l));
+				i += l - 1;
+			} else {
+				sbuf_add(sb, s + i, l);
+				i += l - 1;
+			}
+		} else if ((c == '\n' || c == '\t') && lines) {
+			sbuf_add(sb, &c, 1);
+		} else if (c == '\n') {
+			sbuf_adds(sb, "\\n");
+		} else if (c == '\t') {
+			sbuf_adds(sb, "\\t");
+		} else if (c == '\r') {
+			sbuf_adds(sb, "\\r");
+		} else if (c == '\0' && !(i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7')) {
+			sbuf_adds(sb, "\\0");
+		} else if (c < 0x20 || c == 0x7f) {
+			sbuf_addf(sb, "\\x%02x", c);
+		} else if ((c == '\\' && !prose) || (quoted && c == '"')) {
+			sbuf_addf(sb, "\\%c", c);
+		} else {
+			sbuf_add(sb, &c, 1);
+		}
+	}
+	if (quoted)
+		sbuf_add(sb, "\"", 1);
+}

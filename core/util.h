@@ -101,6 +101,24 @@ void pct_decode(struct sbuf *out, const char *s, size_t n);
 /* 64-bit FNV-1a. */
 uint64_t fnv1a64(const void *data, size_t len);
 
+/* Length of the valid UTF-8 sequence of 2 to 4 bytes at s (at most n), or 0. */
+size_t utf8_len(const unsigned char *s, size_t n);
+
+/*
+ * Bytes that may come from a guest or a stored run, made safe for a
+ * terminal: the one escaper every view and message uses. Valid UTF-8 stays
+ * as it is; control bytes, invalid bytes, C1 controls and the invisible
+ * bidirectional overrides become escapes (\n \t \r \0, \xNN for a byte,
+ * \u202e for a code point), so no byte sequence the terminal would act on
+ * passes. A name's form (flags 0) escapes '\' too, so it reads back
+ * exactly; SBUF_ESC_QUOTED puts it in double quotes with '"' escaped.
+ * Prose (a message, a reason) keeps its '\' with SBUF_ESC_PROSE, and
+ * multi-line text (fsck output) its newlines and tabs with SBUF_ESC_LINES;
+ * SBUF_ESC_TEXT is both.
+ */
+enum { SBUF_ESC_QUOTED = 1, SBUF_ESC_PROSE = 2, SBUF_ESC_LINES = 4, SBUF_ESC_TEXT = 6 };
+void sbuf_add_escaped(struct sbuf *sb, const void *data, size_t n, unsigned flags);
+
 /* The nearest of the NULL-terminated words to word (Damerau-Levenshtein
  * distance at most 2, or a prefix), for "did you mean ...?"; NULL if none. */
 const char *nearest_word(const char *word, const char *const *words);

@@ -26,20 +26,21 @@ int msg_quiet(void)
 
 static void vmsg(const char *prefix, const char *fmt, va_list ap)
 {
-	/* One write, so it never interleaves with a progress bar (which it clears first). */
-	char buf[4096];
-	int n = snprintf(buf, sizeof(buf), "%s%s", isatty(2) ? "\r\033[K" : "", prefix);
-	if (n < 0)
-		n = 0;
-	int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n - 1, fmt, ap);
-	if (m < 0)
-		m = 0;
-	size_t len = (size_t)n + (size_t)m;
-	if (len > sizeof(buf) - 2)
-		len = sizeof(buf) - 2;
-	buf[len++] = '\n';
-	ssize_t w = write(2, buf, len);
+	/* One write, so it never interleaves with a progress bar (which it
+	 * clears first). Whatever a guest put in the message is escaped. */
+	char text[4096];
+	int m = vsnprintf(text, sizeof(text), fmt, ap);
+	size_t n = m < 0 ? 0 : (size_t)m < sizeof(text) ? (size_t)m : sizeof(text) - 1;
+	struct sbuf line = SBUF_INIT;
+	sbuf_adds(&line, isatty(2) ? "\r\033[K" : "");
+	sbuf_adds(&line, prefix);
+	sbuf_add_escaped(&line, text, n, SBUF_ESC_TEXT);
+	if (line.len > sizeof(text))
+		line.len = sizeof(text);
+	sbuf_add(&line, "\n", 1);
+	ssize_t w = write(2, line.buf, line.len);
 	(void)w;
+	sbuf_free(&line);
 }
 
 int error(const char *fmt, ...)
@@ -74,6 +75,10 @@ void error_print(const struct errbuf *e)
 	const char *msg = e->msg[0] ? e->msg : "unknown error";
 	size_t first = strcspn(msg, "\n");
 	error("%.*s", (int)first, msg);
-	if (msg[first])
-		fprintf(stderr, "%s\n", msg + first + 1);
+	if (msg[first]) {
+		struct sbuf rest = SBUF_INIT;
+		sbuf_add_escaped(&rest, msg + first + 1, strlen(msg + first + 1), SBUF_ESC_TEXT);
+		fprintf(stderr, "%s\n", rest.buf);
+		sbuf_free(&rest);
+	}
 }

@@ -113,8 +113,12 @@ double progress_elapsed(const struct progress *p)
 void progress_update(struct progress *p, uint64_t done, const char *step)
 {
 	p->done = done;
-	if (step)
-		snprintf(p->step, sizeof(p->step), "%s", step);
+	if (step) {
+		struct sbuf sb = SBUF_INIT;
+		sbuf_add_escaped(&sb, step, strlen(step), SBUF_ESC_PROSE);
+		snprintf(p->step, sizeof(p->step), "%s", sb.buf);
+		sbuf_free(&sb);
+	}
 	if (msg_quiet())
 		return;
 	if (p->tty) {

@@ -1,4 +1,5 @@
-/* test-util.c - sizes, quoting, splitting, atomic files, the cache key hash. */
+/* test-util.c - sizes, quoting, splitting, atomic files, the cache key hash,
+ * the terminal escaper. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,48 @@ TEST(errbuf)
 	errbuf_set(&e, EXIT_DATAERR, "bad magic");
 	errbuf_prefix(&e, "write log '%s'", "l");
 	CHECK(e.code == EXIT_DATAERR && !strcmp(e.msg, "write log 'l': bad magic"), "a prefix keeps the code (%s)", e.msg);
+}
+
+static char *escaped(const char *s, size_t n, unsigned flags)
+{
+	struct sbuf sb = SBUF_INIT;
+	sbuf_add_escaped(&sb, s, n, flags);
+	return sbuf_detach(&sb);
+}
+
+/* What a guest names reaches a terminal only as text that does nothing. */
+TEST(escape)
+{
+	static const struct { const char *in; size_t n; unsigned flags; const char *out; } cases[] = { /* n 0: strlen */
+		{ "plain/name.txt", 0, 0, "plain/name.txt" },
+		{ "\x1b[31mred\x1b]0;t\x07", 0, 0, "\\x1b[31mred\\x1b]0;t\\x07" },
+		{ "a\nb\tc\rd\x7f", 0, 0, "a\\nb\\tc\\rd\\x7f" },
+		{ "nul\0x\0" "1", 7, 0, "nul\\0x\\x001" },
+		{ "caf\xc3\xa9 \xe2\x9c\x93", 0, 0, "caf\xc3\xa9 \xe2\x9c\x93" },
+		{ "bad\xff\xc3", 0, 0, "bad\\xff\\xc3" },
+		{ "csi\xc2\x9b" "2J", 0, 0, "csi\\u009b2J" },
+		{ "txt\xe2\x80\xae" "exe", 0, 0, "txt\\u202eexe" },
+		{ "iso\xe2\x81\xa6", 0, 0, "iso\\u2066" },
+		{ "back\\slash \"q\"", 0, 0, "back\\\\slash \"q\"" },
+		{ "back\\slash \"q\"", 0, SBUF_ESC_QUOTED, "\"back\\\\slash \\\"q\\\"\"" },
+		{ "line 1\n\tline 2\x1b[2J\\", 0, SBUF_ESC_TEXT, "line 1\n\tline 2\\x1b[2J\\" },
+		{ "one\nline\\", 0, SBUF_ESC_PROSE, "one\\nline\\" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char *got = escaped(cases[i].in, cases[i].n ? cases[i].n : strlen(cases[i].in), cases[i].flags);
+		CHECK(!strcmp(got, cases[i].out), "case %zu escapes as expected", i);
+		free(got);
+	}
+	/* No byte a terminal acts on survives, whatever comes in. */
+	unsigned char all[256];
+	for (int i = 0; i < 256; i++)
+		all[i] = (unsigned char)i;
+	char *got = escaped((const char *)all, sizeof(all), SBUF_ESC_TEXT);
+	bool clean = true;
+	for (const unsigned char *p = (const unsigned char *)got; *p; p++)
+		clean &= *p >= 0x20 ? *p != 0x7f && !(*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) : *p == '\n' || *p == '\t';
+	CHECK(clean && utf8_len((const unsigned char *)"\xc2\x9b", 2) == 2, "every byte value comes out inert");
+	free(got);
 }
 
 TEST_MAIN()
