@@ -1,7 +1,9 @@
 /* kv.c - see kv.h. */
 #include "core/kv.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,6 +56,42 @@ int kv_int(const char *text, size_t len, const char *key, long long lo, long lon
 	if (!ok)
 		return -1;
 	*out = n;
+	return 1;
+}
+
+int kv_u64(const char *text, size_t len, const char *key, unsigned long long *out)
+{
+	char *v = kv_get(text, len, key);
+	if (!v)
+		return 0;
+	int ok = *v != '\0';
+	for (const char *q = v; ok && *q; q++)
+		ok = *q >= '0' && *q <= '9';
+	unsigned long long n = 0;
+	if (ok) {
+		errno = 0;
+		n = strtoull(v, NULL, 10);
+		ok = !errno;
+	}
+	free(v);
+	if (!ok)
+		return -1;
+	*out = n;
+	return 1;
+}
+
+int kv_real(const char *text, size_t len, const char *key, double lo, double hi, double *out)
+{
+	char *v = kv_get(text, len, key);
+	if (!v)
+		return 0;
+	char *end = v;
+	double d = *v && !isspace((unsigned char)*v) ? strtod(v, &end) : 0;
+	int ok = end != v && !*end && isfinite(d) && d >= lo && d <= hi;
+	free(v);
+	if (!ok)
+		return -1;
+	*out = d;
 	return 1;
 }
 

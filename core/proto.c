@@ -153,54 +153,86 @@ int proto_result_format(const struct op_result *r, char *buf, size_t n)
 			(unsigned long long)r->ino, (unsigned long long)r->ino2, r->ms);
 }
 
+/* Linux's largest errno (MAX_ERRNO): a system call returns -1..-4095 for an error. */
+#define ERRNO_MAX 4095
+/* A duration in ms: a guest's clock, checked; more than a year is not a time. */
+#define MS_MAX (365.0 * 86400 * 1000)
+
 int proto_result_parse(const char *text, size_t len, struct op_result *r)
 {
-	char *ret = kv_get(text, len, "ret"), *err = kv_get(text, len, "errno");
-	char *ino = kv_get(text, len, "ino"), *ino2 = kv_get(text, len, "ino2");
-	int ok = ret && err;
+	long long ret, err;
+	unsigned long long ino = 0, ino2 = 0;
+	double ms = 0;
 	memset(r, 0, sizeof(*r));
-	if (ok) {
-		r->ret = strtoll(ret, NULL, 10);
-		r->err = (int)strtol(err, NULL, 10);
-		r->ino = ino ? strtoull(ino, NULL, 10) : 0;
-		r->ino2 = ino2 ? strtoull(ino2, NULL, 10) : 0;
-		r->ms = kv_num(text, len, "ms", 0);
-	}
-	free(ret);
-	free(err);
-	free(ino);
-	free(ino2);
-	return ok ? 0 : -1;
+	if (kv_int(text, len, "ret", LLONG_MIN, LLONG_MAX, &ret) != 1 || kv_int(text, len, "errno", 0, ERRNO_MAX, &err) != 1 ||
+	    kv_u64(text, len, "ino", &ino) < 0 || kv_u64(text, len, "ino2", &ino2) < 0 ||
+	    kv_real(text, len, "ms", 0, MS_MAX, &ms) < 0)
+		return -1;
+	r->ret = ret;
+	r->err = (int)err;
+	r->ino = ino;
+	r->ino2 = ino2;
+	r->ms = ms;
+	return 0;
 }
 
-int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, struct check_report *rep)
+/* Paths in byte order, to find one listed twice. */
+static int cmp_path(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char *duplicate_path(const struct check_report *rep)
+{
+	const char *dup = NULL;
+	if (rep->n_nodes < 2)
+		return NULL;
+	char **v = xmalloc(rep->n_nodes * sizeof(*v));
+	for (size_t i = 0; i < rep->n_nodes; i++)
+		v[i] = rep->nodes[i].path;
+	qsort(v, rep->n_nodes, sizeof(*v), cmp_path);
+	for (size_t i = 1; i < rep->n_nodes && !dup; i++)
+		if (!strcmp(v[i - 1], v[i]))
+			dup = v[i];
+	free(v);
+	return dup;
+}
+
+int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, struct check_report *rep,
+		      struct errbuf *e)
 {
 	memset(rep, 0, sizeof(*rep));
 	const char *body = kv_body(payload, len);
 	if (!body)
-		return -1;
+		return errbuf_set(e, EXIT_GUEST, "no blank line ends the header");
 	size_t hlen = (size_t)(body - payload);
-	/* The numbers a guest sends are checked, not trusted: a length or a
-	 * status out of range makes the whole STATE malformed. */
+	/* The numbers a guest sends are checked, not trusted: a length, a
+	 * status or a time out of range makes the whole STATE malformed. */
 	long long mount_ok, fsck_status = -1, bytes = 0, flen = 0, tlen = 0;
-	if (kv_int(payload, hlen, "mount_ok", 0, 1, &mount_ok) != 1 ||
-	    kv_int(payload, hlen, "fsck_status", -1, 255, &fsck_status) < 0 ||
+	if (kv_int(payload, hlen, "mount_ok", 0, 1, &mount_ok) != 1)
+		return errbuf_set(e, EXIT_GUEST, "mount_ok is missing or not 0 or 1");
+	if (kv_int(payload, hlen, "fsck_status", -1, 255, &fsck_status) < 0 ||
 	    kv_int(payload, hlen, "bytes", 0, LLONG_MAX, &bytes) < 0 ||
 	    kv_int(payload, hlen, "fsck_len", 0, (long long)len, &flen) < 0 ||
 	    kv_int(payload, hlen, "tree_len", 0, (long long)len, &tlen) < 0)
-		return -1;
+		return errbuf_set(e, EXIT_GUEST, "a number of the header is out of range");
+	static const char *const times[] = { "ms_replay", "ms_mount", "ms_capture", "ms_fsck", "ms_other" };
+	double *slots[] = { &rep->ms_replay, &rep->ms_mount, &rep->ms_capture, &rep->ms_fsck, &rep->ms_other };
+	for (size_t i = 0; i < ARRAY_SIZE(times); i++)
+		if (kv_real(payload, hlen, times[i], 0, MS_MAX, slots[i]) < 0) {
+			errbuf_set(e, EXIT_GUEST, "%s is not a time", times[i]);
+			goto bad;
+		}
+	if (hlen + (size_t)flen + (size_t)tlen != len) {
+		errbuf_set(e, EXIT_GUEST, "fsck_len and tree_len do not add up to the %zu bytes after the header",
+			   len - hlen);
+		goto bad;
+	}
 	rep->mount_ok = (int)mount_ok;
 	rep->mount_msg = kv_get(payload, hlen, "mount_msg");
 	rep->fsck_status = (int)fsck_status;
 	rep->fsck_clean = fs_fsck_clean(t, rep->fsck_status);
 	rep->bytes = (uint64_t)bytes;
-	rep->ms_replay = kv_num(payload, hlen, "ms_replay", 0);
-	rep->ms_mount = kv_num(payload, hlen, "ms_mount", 0);
-	rep->ms_capture = kv_num(payload, hlen, "ms_capture", 0);
-	rep->ms_fsck = kv_num(payload, hlen, "ms_fsck", 0);
-	rep->ms_other = kv_num(payload, hlen, "ms_other", 0);
-	if (hlen + (size_t)flen + (size_t)tlen != len)
-		goto bad;
 	rep->fsck_output = fs_fsck_filter(xmemdup(body, flen));
 	const char *tree = body + flen;
 	snprintf(rep->tree_hash, sizeof(rep->tree_hash), "%016llx", (unsigned long long)fnv1a64(tree, tlen));
@@ -209,14 +241,29 @@ int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
 		const char *le = nl ? nl : end;
-		char *line = xmemdup(p, (size_t)(le - p));
 		ALLOC_GROW(rep->nodes, rep->n_nodes + 1, cap);
-		int r = tree_node_parse(line, &rep->nodes[rep->n_nodes]);
-		free(line);
-		if (r < 0)
+		int r = -1;
+		if (!memchr(p, '\0', (size_t)(le - p))) {
+			char *line = xmemdup(p, (size_t)(le - p));
+			r = tree_node_parse(line, &rep->nodes[rep->n_nodes]);
+			free(line);
+		}
+		if (r < 0) {
+			errbuf_set(e, EXIT_GUEST, "tree line %zu is malformed", rep->n_nodes + 1);
 			goto bad;
+		}
 		rep->n_nodes++;
 		p = le + 1;
+	}
+	/* The tree is a map from path to node: a name listed twice cannot be
+	 * judged or stored. */
+	const char *dup = duplicate_path(rep);
+	if (dup) {
+		struct sbuf q = SBUF_INIT;
+		sbuf_add_escaped(&q, dup, strlen(dup), 0);
+		errbuf_set(e, EXIT_GUEST, "path '%.200s' is in the tree twice", q.buf);
+		sbuf_free(&q);
+		goto bad;
 	}
 	return 0;
 bad:

@@ -73,7 +73,9 @@ unsigned char *proto_pack_argv(char *const *argv, uint32_t *len);
 int proto_unpack_argv(unsigned char *data, uint32_t len, char **out, int max);
 
 /* The RESULT payload of one op ("ret=\nerrno=\nino=\nino2=\nms=\n"), both ways:
- * format returns the length (snprintf-like); parse 0, or -1 without ret/errno. */
+ * format returns the length (snprintf-like); parse 0, or -1 when ret or errno
+ * is missing or a number is not one (ret a 64-bit integer, errno 0..4095,
+ * the inode numbers unsigned 64-bit, ms a finite time). */
 int proto_result_format(const struct op_result *r, char *buf, size_t n);
 int proto_result_parse(const char *text, size_t len, struct op_result *r);
 
@@ -92,8 +94,11 @@ struct check_report {
 	double ms_replay, ms_mount, ms_capture, ms_fsck, ms_other, ms_host;
 };
 
-/* Parse a STATE payload of file system t. 0, or -1 when it is malformed. */
-int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, struct check_report *rep);
+/* Parse a STATE payload of file system t. 0, or -1 with e saying what is
+ * malformed (a number out of range, a length that does not add up, a bad
+ * tree line, a path twice): nothing a guest sends is trusted. */
+int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, struct check_report *rep,
+		      struct errbuf *e);
 void check_report_free(struct check_report *rep);
 
 #endif

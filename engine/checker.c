@@ -78,11 +78,20 @@ static enum vm_outcome check_qemu(struct checker *c, const char *spec, struct ch
 		o = vm_request(&c->vm, PROTO_MSG_CHECK, 0, ++c->seq, req, (uint32_t)strlen(req),
 			       CHECK_TIMEOUT_S * c->vm.slowdown, &type, &reply);
 		free(req);
-		if (o == VM_OK && type != PROTO_MSG_STATE)
+		struct errbuf pe;
+		if (o == VM_OK && type == PROTO_MSG_ERROR)
 			errbuf_set(e, EXIT_GUEST, "checker: %.*s", (int)(reply.len > 1000 ? 1000 : reply.len),
 				   reply.buf ? reply.buf : "");
-		else if (o == VM_OK && proto_state_parse(c->fs, reply.buf, reply.len, rep) < 0)
-			errbuf_set(e, EXIT_GUEST, "checker: malformed state report");
+		else if (o == VM_OK && type != PROTO_MSG_STATE)
+			errbuf_set(e, EXIT_GUEST, "checker: a reply of type %u instead of a STATE", type);
+		else if (o == VM_OK && proto_state_parse(c->fs, reply.buf, reply.len, rep, &pe) < 0)
+			errbuf_set(e, EXIT_GUEST, "checker: malformed state report: %s", pe.msg);
+		else if (o == VM_LOST && c->vm.why[0]) {
+			/* The channel itself broke (a bad frame): a reply the host cannot
+			 * read, not something the state did to the guest. */
+			errbuf_set(e, EXIT_GUEST, "checker: %s", c->vm.why);
+			o = VM_OK;
+		}
 		sbuf_free(&reply);
 	}
 	if (o != VM_OK) {

@@ -146,7 +146,7 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 	errbuf_clear(&ce);
 	enum vm_outcome o = b->checker_start(b, &co, &ck, &ce);
 	int guest_failures = 0; /* consecutive states that took the checker guest down */
-	int r = 0;
+	int r = 0, refused = 0;
 	for (size_t i = 0; i < nstates && o == VM_OK && r == 0; i++) {
 		const struct crash_state *cs = &states[i];
 		char step[96];
@@ -179,9 +179,14 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 		}
 		guest_failures = 0;
 		if (ce.code) {
-			/* The checker refused the state: the fs run cannot go on. */
+			/* The checker refused the state, or answered what cannot be
+			 * read: the fs run cannot go on, and that guest is not asked
+			 * to power off. */
+			char *msg = xasprintf("crash state %d: %s", cs->idx, ce.msg);
 			state_result_free(&st);
-			fail_fs(L, "error", EXIT_GUEST, ce.msg);
+			fail_fs(L, "error", EXIT_GUEST, msg);
+			free(msg);
+			refused = 1;
 			break;
 		}
 		r = finish_state(L, &st, e);
@@ -195,7 +200,7 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 		fail_fs(L, vm_outcome_name(o), vm_outcome_exit(o), msg);
 		free(msg);
 	} else {
-		b->checker_stop(ck, 0, NULL);
+		b->checker_stop(ck, refused, NULL);
 	}
 	if (bar)
 		progress_done(bar, NULL);

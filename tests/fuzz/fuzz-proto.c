@@ -31,16 +31,24 @@ static void decode(const struct proto_msg *m)
 			FUZZ_ASSERT(proto_result_parse(buf, (size_t)n, &r2) == 0, "'%s' does not parse", buf);
 			FUZZ_ASSERT(r.ret == r2.ret && r.err == r2.err && r.ino == r2.ino && r.ino2 == r2.ino2,
 				    "'%s' reads back differently", buf);
+			FUZZ_ASSERT(r.err >= 0 && r.err <= 4095 && isfinite(r.ms) && r.ms >= 0, "errno %d, ms %g accepted",
+				    r.err, r.ms);
 		}
 		break;
 	}
 	case PROTO_MSG_STATE:
 		for (int i = 0; i < FS_COUNT; i++) {
 			struct check_report rep;
-			if (proto_state_parse(&fs_types[i], p, m->len, &rep) == 0) {
+			struct errbuf e;
+			if (proto_state_parse(&fs_types[i], p, m->len, &rep, &e) == 0) {
 				for (size_t j = 0; j < rep.n_nodes; j++)
 					FUZZ_ASSERT(rep.nodes[j].path && rep.nodes[j].path[0], "node %zu has no path", j);
 				FUZZ_ASSERT(strlen(rep.tree_hash) == 16, "tree hash '%s'", rep.tree_hash);
+				FUZZ_ASSERT(isfinite(rep.ms_mount) && rep.ms_mount >= 0, "ms_mount %g", rep.ms_mount);
+				for (size_t j = 0; j < rep.n_nodes; j++)
+					FUZZ_ASSERT(rep.nodes[j].path[0] != '/' && strncmp(rep.nodes[j].path, "../", 3) &&
+							    strcmp(rep.nodes[j].path, ".."),
+						    "node path '%s' leaves the tree", rep.nodes[j].path);
 				check_report_free(&rep);
 			}
 		}

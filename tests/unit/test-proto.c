@@ -92,6 +92,26 @@ TEST(results)
 	CHECK(proto_result_parse(buf, (size_t)n, &b) == 0 && b.ret == -1 && b.err == 2 && b.ino == r.ino && b.ino2 == 7 &&
 	      b.ms == 1.5, "a RESULT round-trips, 64-bit inode numbers exactly");
 	CHECK(proto_result_parse("ino=5\n", 6, &b) < 0, "a RESULT without ret and errno is refused");
+	static const char *const junk[] = {
+		"ret=12abc\nerrno=0\n",                       /* trailing junk */
+		"ret=0\nerrno=99999999999\n",                 /* errno out of range */
+		"ret=0\nerrno=-5\n",                          /* negative errno */
+		"ret=0\nerrno=4096\n",                        /* past Linux's errnos */
+		"ret=99999999999999999999\nerrno=0\n",        /* ret overflows */
+		"ret=0\nerrno=0\nino=-1\n",                  /* negative inode */
+		"ret=0\nerrno=0\nino2=0x10\n",               /* not decimal */
+		"ret=0\nerrno=0\nino=18446744073709551616\n", /* inode overflows */
+		"ret=0\nerrno=0\nms=nan\n",                  /* not a time */
+		"ret=0\nerrno=0\nms=1e999\n",
+		"ret=0\nerrno=0\nms=-1\n",
+		"ret=0\nerrno=0\nms=inf\n",
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(junk); i++)
+		CHECK(proto_result_parse(junk[i], strlen(junk[i]), &b) < 0, "RESULT %zu with a junk number is refused", i);
+	static const char edge[] = "ret=-9223372036854775808\nerrno=4095\nino=18446744073709551615\nms=0\n";
+	CHECK(proto_result_parse(edge, sizeof(edge) - 1, &b) == 0 && b.ret == INT64_MIN && b.err == 4095 &&
+		      b.ino == UINT64_MAX && b.ino2 == 0,
+	      "the extremes of each range are numbers like any other");
 }
 
 /* A STATE's numbers come from the guest: each is checked, none trusted
@@ -101,7 +121,8 @@ TEST(state_numbers)
 	const struct fs_type *t = fs_lookup("ext4");
 	struct check_report rep;
 	static const char ok[] = "mount_ok=1\nfsck_status=0\nbytes=4096\nfsck_len=3\ntree_len=0\n\nok\n";
-	CHECK(proto_state_parse(t, ok, sizeof(ok) - 1, &rep) == 0 && rep.mount_ok == 1 && rep.fsck_clean &&
+	struct errbuf e;
+	CHECK(proto_state_parse(t, ok, sizeof(ok) - 1, &rep, &e) == 0 && rep.mount_ok == 1 && rep.fsck_clean &&
 		      rep.bytes == 4096 && !strcmp(rep.fsck_output, "ok\n"),
 	      "a well-formed STATE parses");
 	check_report_free(&rep);
@@ -113,12 +134,60 @@ TEST(state_numbers)
 		"mount_ok=2\n\n",                                      /* not a boolean */
 		"mount_ok=1\nfsck_len=18446744073709551613\ntree_len=3\n\nok\n", /* sum wraps */
 		"fsck_len=0\n\n",                                      /* no mount_ok */
+		"mount_ok=1\nms_mount=nan\nfsck_len=0\ntree_len=0\n\n", /* a time that is none */
+		"mount_ok=1\nms_fsck=-3\nfsck_len=0\ntree_len=0\n\n",
+		"mount_ok=1\nms_other=1e400\nfsck_len=0\ntree_len=0\n\n",
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		CHECK(proto_state_parse(t, bad[i], strlen(bad[i]), &rep) < 0, "malformed STATE %zu is refused", i);
+		CHECK(proto_state_parse(t, bad[i], strlen(bad[i]), &rep, &e) < 0 && e.code == EXIT_GUEST && e.msg[0],
+		      "malformed STATE %zu is refused: %s", i, e.msg);
 		CHECK(rep.nodes == NULL && rep.fsck_output == NULL && rep.mount_msg == NULL,
 		      "nothing is left allocated for %zu", i);
 	}
+}
+
+/* The tree of a STATE: every line a node under the mount point, each path once. */
+TEST(state_trees)
+{
+	const struct fs_type *t = fs_lookup("ext4");
+	struct check_report rep;
+	struct errbuf e;
+	static const char node[] = "\tf\t0644\t0\t0\t0\t1\t12\t-\t-\t\t\n";
+	static const struct { const char *paths[2]; const char *why; } cases[] = {
+		{ { "a", "a" }, "path 'a' is in the tree twice" },
+		{ { "../../x", NULL }, "tree line 1 is malformed" },
+		{ { "a", "/etc/x" }, "tree line 2 is malformed" },
+		{ { "a/./b", NULL }, "tree line 1 is malformed" },
+		{ { "%1B[2J", "%1B[2J" }, "path '\\x1b[2J' is in the tree twice" },
+	};
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct sbuf tree = SBUF_INIT, st = SBUF_INIT;
+		for (int k = 0; k < 2 && cases[i].paths[k]; k++) {
+			sbuf_adds(&tree, cases[i].paths[k]);
+			sbuf_adds(&tree, node);
+		}
+		sbuf_addf(&st, "mount_ok=1\nfsck_len=0\ntree_len=%zu\n\n%s", tree.len, tree.buf);
+		CHECK(proto_state_parse(t, st.buf, st.len, &rep, &e) < 0 && !strcmp(e.msg, cases[i].why) && !rep.nodes,
+		      "a tree with %s %s is refused: %s", cases[i].paths[0], cases[i].paths[1] ? cases[i].paths[1] : "",
+		      e.msg);
+		sbuf_free(&tree);
+		sbuf_free(&st);
+	}
+	static const char raw_nul[] = "a\0b\tf\t0644\t0\t0\t0\t1\t1\t-\t-\t\t\n";
+	struct sbuf st = SBUF_INIT;
+	sbuf_addf(&st, "mount_ok=1\nfsck_len=0\ntree_len=%zu\n\n", sizeof(raw_nul) - 1);
+	sbuf_add(&st, raw_nul, sizeof(raw_nul) - 1);
+	CHECK(proto_state_parse(t, st.buf, st.len, &rep, &e) < 0 && strstr(e.msg, "line 1"),
+	      "a NUL byte inside a tree line is refused: %s", e.msg);
+	static const char names[] = "%1B[31m\tf\t0644\t0\t0\t0\t1\t1\t-\t-\t\t\n"
+				    "a%0Ab\tf\t0644\t0\t0\t0\t1\t2\t-\t-\t\t\n";
+	sbuf_reset(&st);
+	sbuf_addf(&st, "mount_ok=1\nfsck_len=0\ntree_len=%zu\n\n%s", sizeof(names) - 1, names);
+	CHECK(proto_state_parse(t, st.buf, st.len, &rep, &e) == 0 && rep.n_nodes == 2 &&
+		      !strcmp(rep.nodes[0].path, "\x1b[31m") && !strcmp(rep.nodes[1].path, "a\nb"),
+	      "names with control bytes are names");
+	sbuf_free(&st);
+	check_report_free(&rep);
 }
 
 /* fsck.f2fs names the kernels mkfs and fsck ran under and its run time: none of it is about the state. */

@@ -1,11 +1,12 @@
 /* test-util.c - sizes, quoting, splitting, atomic files, the cache key hash,
- * the terminal escaper. */
+ * the terminal escaper, key=value numbers. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "core/hmap.h"
+#include "core/kv.h"
 #include "core/util.h"
 #include "host/hash.h"
 #include "host/msg.h"
@@ -148,6 +149,26 @@ TEST(escape)
 		clean &= *p >= 0x20 ? *p != 0x7f && !(*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) : *p == '\n' || *p == '\t';
 	CHECK(clean && utf8_len((const unsigned char *)"\xc2\x9b", 2) == 2, "every byte value comes out inert");
 	free(got);
+}
+
+TEST(kv_numbers)
+{
+	static const char t[] = "a=18446744073709551615\nb=-1\nc=0x10\nd=1.5\ne=nan\nf=inf\ng=1e999\nh=2x\ni= 3\n\nz=9\n";
+	unsigned long long u = 0;
+	double d = 0;
+	CHECK(kv_u64(t, sizeof(t) - 1, "a", &u) == 1 && u == UINT64_MAX, "kv_u64 reads 2^64-1");
+	CHECK(kv_u64(t, sizeof(t) - 1, "b", &u) == -1 && kv_u64(t, sizeof(t) - 1, "c", &u) == -1 &&
+		      kv_u64(t, sizeof(t) - 1, "d", &u) == -1, "kv_u64 refuses a sign, hex, a fraction");
+	CHECK(kv_u64(t, sizeof(t) - 1, "z", &u) == 0, "a key after the blank line is not in the header");
+	CHECK(kv_real(t, sizeof(t) - 1, "d", 0, 10, &d) == 1 && d == 1.5, "kv_real reads 1.5");
+	CHECK(kv_real(t, sizeof(t) - 1, "d", 0, 1, &d) == -1, "kv_real refuses a value above its range");
+	bool refused = true;
+	for (const char *k = "efghi"; *k; k++) {
+		char key[2] = { *k, 0 };
+		refused &= kv_real(t, sizeof(t) - 1, key, -1e300, 1e300, &d) == -1;
+	}
+	CHECK(refused, "kv_real refuses nan, inf, an overflow, trailing junk and leading space");
+	CHECK(kv_real(t, sizeof(t) - 1, "q", 0, 1, &d) == 0, "an absent key is 0");
 }
 
 TEST_MAIN()
