@@ -89,6 +89,14 @@ static void cell_mark(const struct cmp_cell *c, char *buf, size_t len)
 
 #define TEXT_WIDTH 100
 
+/* A row's path as a terminal shows it (malloc'd). */
+static char *shown_path(const char *path)
+{
+	struct sbuf sb = SBUF_INIT;
+	sbuf_add_escaped(&sb, path, strlen(path), 0);
+	return sbuf_detach(&sb);
+}
+
 static void print_table(FILE *f, const struct cmp_table *t, bool color)
 {
 	size_t n = t->ncol;
@@ -97,9 +105,11 @@ static void print_table(FILE *f, const struct cmp_table *t, bool color)
 		char b[32];
 		progw = (size_t)snprintf(b, sizeof(b), "after op %d", t->program_k);
 	}
+	char **paths = xcalloc(t->nrow ? t->nrow : 1, sizeof(*paths));
 	for (size_t r = 0; r < t->nrow; r++) {
-		if (width(t->row[r].path) > pathw)
-			pathw = width(t->row[r].path);
+		paths[r] = shown_path(t->row[r].path);
+		if (width(paths[r]) > pathw)
+			pathw = width(paths[r]);
 		if (t->program_k >= 0 && width(t->row[r].program) > progw)
 			progw = width(t->row[r].program);
 	}
@@ -174,7 +184,7 @@ static void print_table(FILE *f, const struct cmp_table *t, bool color)
 	for (size_t r = 0; r < t->nrow; r++) {
 		const struct cmp_row *row = &t->row[r];
 		fputs(row->differs ? "* " : "  ", f);
-		pad(f, fit(row->path, pathw, buf, sizeof(buf)), pathw);
+		pad(f, fit(paths[r], pathw, buf, sizeof(buf)), pathw);
 		if (progw) {
 			fputs("  ", f);
 			pad(f, fit(row->program, progw, buf, sizeof(buf)), progw);
@@ -198,6 +208,9 @@ static void print_table(FILE *f, const struct cmp_table *t, bool color)
 		}
 		fputc('\n', f);
 	}
+	for (size_t r = 0; r < t->nrow; r++)
+		free(paths[r]);
+	free(paths);
 	free(w);
 }
 
@@ -278,7 +291,9 @@ void cmp_print_markdown(FILE *f, const struct cmp_view *v)
 			const struct cmp_row *row = &t->row[r];
 			fputs("| ", f);
 			fputs(row->differs ? "**" : "", f);
-			md_cell(f, row->path);
+			char *path = shown_path(row->path);
+			md_cell(f, path);
+			free(path);
 			fputs(row->differs ? "**" : "", f);
 			fputs(" |", f);
 			if (t->program_k >= 0) {

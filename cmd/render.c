@@ -11,17 +11,19 @@
 
 void render_run_table(FILE *f, const struct run_info *run, const struct fs_summary *sums, size_t n)
 {
-	fprintf(f, "run %" PRId64 ": %s on %zu file system%s, crash mode %s (%s)\n", run->id,
-		run->workload_file ? run->workload_file : "?", n, n == 1 ? "" : "s", run->crash_mode ? run->crash_mode : "?",
-		run->accel ? run->accel : "?");
+	fprintf(f, "run %" PRId64 ": ", run->id);
+	render_puts(f, run->workload_file ? run->workload_file : "?");
+	fprintf(f, " on %zu file system%s, crash mode %s (%s)\n", n, n == 1 ? "" : "s",
+		run->crash_mode ? run->crash_mode : "?", run->accel ? run->accel : "?");
 	fprintf(f, "%-7s %7s %7s %7s %9s %8s  %s\n", "fs", "states", "mount", "fsck", "distinct", "time", "");
 	fprintf(f, "%-7s %7s %7s %7s %9s %8s\n", "", "", "failed", "flagged", "trees", "");
 	for (size_t i = 0; i < n; i++) {
 		const struct fs_summary *s = &sums[i];
 		char t[16];
 		render_time(s->ms / 1000, t, sizeof(t));
-		fprintf(f, "%-7s %7zu %7zu %7zu %9zu %8s  %.*s\n", s->fs, s->states, s->mount_fail, s->fsck_fail, s->distinct,
-			t, (int)strcspn(s->error, "\n"), s->error);
+		fprintf(f, "%-7s %7zu %7zu %7zu %9zu %8s  ", s->fs, s->states, s->mount_fail, s->fsck_fail, s->distinct, t);
+		render_put(f, s->error, strcspn(s->error, "\n"));
+		fputc('\n', f);
 	}
 	fprintf(f, "\n%-7s %-12s %6s %7s %6s %6s %6s  %s\n", "fs", "model", "LOST", "broken", "bonus", "kept", "gone",
 		"(broken: universal rules U1-U5, the same for every model)");
@@ -94,18 +96,28 @@ bool render_printable_ish(const unsigned char *s, size_t n)
 	return bad * 8 <= n;
 }
 
-void render_put(FILE *f, const char *s, size_t n)
+static void put_escaped(FILE *f, const char *s, size_t n, unsigned flags)
 {
 	struct sbuf sb = SBUF_INIT;
-	sbuf_add_escaped(&sb, s, n, SBUF_ESC_TEXT);
+	sbuf_add_escaped(&sb, s, n, flags);
 	fwrite(sb.buf, 1, sb.len, f);
 	sbuf_free(&sb);
+}
+
+void render_put(FILE *f, const char *s, size_t n)
+{
+	put_escaped(f, s, n, SBUF_ESC_PROSE);
 }
 
 void render_puts(FILE *f, const char *s)
 {
 	if (s)
-		render_put(f, s, strlen(s));
+		put_escaped(f, s, strlen(s), SBUF_ESC_PROSE);
+}
+
+void render_lines(FILE *f, const char *s, size_t n)
+{
+	put_escaped(f, s, n, SBUF_ESC_TEXT);
 }
 
 void render_mode_string(const struct tree_node *t, char out[11])

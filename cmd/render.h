@@ -26,10 +26,13 @@ const char *render_errno_name(int err, char buf[24]);
 /* "ok", "ok (5)", or "-1 ENOENT". */
 void render_op_result(const struct op_result *r, char *buf, size_t len);
 
-/* Text from the store or a guest (a message, a reason, fsck output, a name)
- * on a terminal: sbuf_add_escaped's text form, newlines kept. */
+/* Text from the store or a guest (a message, a reason, a line of fsck
+ * output) on a terminal, escaped as prose (sbuf_add_escaped): one line, a
+ * newline in it shown as \n. render_lines keeps the newlines and tabs of n
+ * bytes of text (a workload, simulator notes, a line of fsck output). */
 void render_puts(FILE *f, const char *s);
 void render_put(FILE *f, const char *s, size_t n);
+void render_lines(FILE *f, const char *s, size_t n);
 /* Mostly text: at most one byte in eight is neither printable, whitespace nor UTF-8. */
 bool render_printable_ish(const unsigned char *s, size_t n);
 bool render_utf8_valid(const unsigned char *s, size_t n);

@@ -22,9 +22,14 @@
 #include "cmd/report.h"
 #include "judge/sim.h"
 
-static void esc(FILE *f, const char *s)
+/* Text for the page: control bytes and invalid UTF-8 escaped as on a
+ * terminal (a page can be cat'ed too), then HTML's own characters. */
+static void esc(FILE *f, const char *text)
 {
-	for (; s && *s; s++)
+	struct sbuf sb = SBUF_INIT;
+	if (text)
+		sbuf_add_escaped(&sb, text, strlen(text), SBUF_ESC_TEXT);
+	for (const char *s = sb.buf; s && *s; s++)
 		switch (*s) {
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
@@ -32,6 +37,7 @@ static void esc(FILE *f, const char *s)
 		case '"': fputs("&quot;", f); break;
 		default: fputc(*s, f);
 		}
+	sbuf_free(&sb);
 }
 
 static const char css[] =

@@ -203,13 +203,16 @@ static void fact_lines(const struct fact *fc, bool md, struct strvec *cited)
 			sbuf_addf(&ms, "%s%s", ms.len ? ", " : "", model_name(m));
 	const char *who = v->model == MODEL_UNIVERSAL ? "universal" : ms.buf;
 	if (md) {
-		printf("- **%s** (%s): %s", kn, who, v->reason);
+		printf("- **%s** (%s): ", kn, who);
+		render_puts(stdout, v->reason);
 		for (size_t r = 0; r < fc->nrules; r++)
 			if (strcmp(fc->rules[r], "unpromised") && !cited_before(cited, fc->rules[r]))
 				printf("  \n  _rule `%s`: %s_", fc->rules[r], fc->cites[r]);
 		printf("\n");
 	} else {
-		printf("   %-6s [%s] %s\n", kn, who, v->reason);
+		printf("   %-6s [%s] ", kn, who);
+		render_puts(stdout, v->reason);
+		putchar('\n');
 		for (size_t r = 0; r < fc->nrules; r++)
 			if (strcmp(fc->rules[r], "unpromised") && !cited_before(cited, fc->rules[r]))
 				printf("          rule %s: %s\n", fc->rules[r], fc->cites[r]);
@@ -319,8 +322,10 @@ static void md_tree(const struct state_result *s)
 /* Markdown: how the run was made, and the workload as stored. */
 static void md_preamble(const struct run_info *run)
 {
-	printf("Command: `%s`  \nKernel: %s (%s), accelerator %s, crash mode %s, started %s.\n\n",
-	       run->cmdline ? run->cmdline : "?", run->kernel_version ? run->kernel_version : "?",
+	printf("Command: `");
+	render_puts(stdout, run->cmdline ? run->cmdline : "?");
+	printf("`  \nKernel: %s (%s), accelerator %s, crash mode %s, started %s.\n\n",
+	       run->kernel_version ? run->kernel_version : "?",
 	       run->kernel_key ? run->kernel_key : "?", run->accel ? run->accel : "?",
 	       run->crash_mode ? run->crash_mode : "?", run->started_at ? run->started_at : "?");
 	if (run->workload_text) {
@@ -328,7 +333,9 @@ static void md_preamble(const struct run_info *run)
 		const char *p = run->workload_text;
 		while (*p) {
 			size_t l = strcspn(p, "\n");
-			printf("    %.*s\n", (int)l, p);
+			printf("    ");
+			render_lines(stdout, p, l);
+			putchar('\n');
 			p += l;
 			if (*p)
 				p++;
@@ -342,10 +349,14 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 {
 	const char *file = run->workload_file ? run->workload_file : "?";
 	if (md) {
-		printf("# crashlab report: run %" PRId64 " (%s)\n\n", run->id, file);
+		printf("# crashlab report: run %" PRId64 " (", run->id);
+		render_puts(stdout, file);
+		printf(")\n\n");
 		md_preamble(run);
 	} else {
-		printf("run %" PRId64 ": %s\n", run->id, file);
+		printf("run %" PRId64 ": ", run->id);
+		render_puts(stdout, file);
+		putchar('\n');
 	}
 	size_t nfound = 0;
 	for (size_t i = 0; i < nfs; i++) {
@@ -378,8 +389,11 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 		sbuf_free(&ms);
 		if (f->f.outcome && strcmp(f->f.outcome, "ok"))
 			printf(md ? "The recording or checking ended with outcome **%s**.\n\n" : "   outcome: %s\n", f->f.outcome);
-		if (f->f.sim_notes)
-			printf(md ? "Simulator notes: %s\n\n" : "   simulator: %s\n", f->f.sim_notes);
+		if (f->f.sim_notes) {
+			printf(md ? "Simulator notes: " : "   simulator: ");
+			render_lines(stdout, f->f.sim_notes, strlen(f->f.sim_notes));
+			printf(md ? "\n\n" : "\n");
+		}
 		/* rep[k]: the first state judged alike */
 		int *rep = xmalloc((f->nst + 1) * sizeof(int));
 		for (size_t k = 0; k < f->nst; k++) {
@@ -409,7 +423,8 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 				printf("\n%s: ", head);
 			if (!s->judge.judged) {
 				const char *why = s->judge.diff[0] ? s->judge.diff : "not judged yet ('crashlab judge RUN' judges it)";
-				printf(md ? "%s\n\n" : "%s\n", why);
+				render_puts(stdout, why);
+				printf(md ? "\n\n" : "\n");
 				if (md && !findings_only)
 					md_tree(s);
 				continue;
@@ -427,8 +442,11 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 				printf("%c%s; %s.\n\n", how[0] >= 'a' ? how[0] - 32 : how[0], how + 1, counts);
 			else
 				printf("%s; %s\n", how, counts);
-			if (s->judge.diff[0] && !s->judge.explained)
-				printf(md ? "First difference: %s\n\n" : "   first difference: %s\n", s->judge.diff);
+			if (s->judge.diff[0] && !s->judge.explained) {
+				printf(md ? "First difference: " : "   first difference: ");
+				render_puts(stdout, s->judge.diff);
+				printf(md ? "\n\n" : "\n");
+			}
 			if (!findings_only)
 				timeline(f, s, md, all);
 			struct fact *fa;

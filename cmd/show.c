@@ -69,13 +69,16 @@ static const char *or_dash(const char *s)
 	return s && *s ? s : "-";
 }
 
-/* A multi-line message, each line indented under a label column. */
+/* A multi-line message, each line indented under a label column; what a
+ * guest wrote there (fsck output, a mount error) is escaped. */
 static void print_block(const char *text)
 {
 	const char *p = text;
 	while (p && *p) {
 		size_t l = strcspn(p, "\n");
-		printf("          | %.*s\n", (int)l, p);
+		printf("          | ");
+		render_lines(stdout, p, l);
+		putchar('\n');
 		p += l;
 		if (*p)
 			p++;
@@ -99,7 +102,9 @@ static void text_run(const struct run_info *r)
 	printf("status    %s", or_dash(r->status));
 	if (r->has_exit)
 		printf(" (exit %d)", r->exit_code);
-	printf("\ncommand   %s\n", or_dash(r->cmdline));
+	printf("\ncommand   ");
+	render_puts(stdout, or_dash(r->cmdline));
+	putchar('\n');
 	printf("accel     %s\n", or_dash(r->accel));
 	printf("kernel    %s", or_dash(r->kernel_version));
 	if (r->kernel_key)
@@ -109,11 +114,15 @@ static void text_run(const struct run_info *r)
 		printf(", seed %" PRId64 "%s", r->seed, r->torn ? ", torn writes" : "");
 	if (r->max_states > 0)
 		printf(", at most %" PRId64 " states", r->max_states);
-	printf("\nworkload  %s\n", or_dash(r->workload_file));
+	printf("\nworkload  ");
+	render_puts(stdout, or_dash(r->workload_file));
+	putchar('\n');
 	const char *p = r->workload_text;
 	for (int line = 1; p && *p; line++) {
 		size_t l = strcspn(p, "\n");
-		printf("  %4d  %.*s\n", line, (int)l, p);
+		printf("  %4d  ", line);
+		render_lines(stdout, p, l);
+		putchar('\n');
 		p += l;
 		if (*p)
 			p++;
@@ -201,7 +210,9 @@ static void text_verdicts(const struct run_info *r, const struct state_result *s
 			if (first)
 				printf("\nverdicts (all models; 'crashlab report %" PRId64 "' explains the run's findings)\n", r->id);
 			first = 0;
-			printf("  %-6s [%s] %s\n", verdict_name(v->kind), model_name(v->model), v->reason);
+			printf("  %-6s [%s] ", verdict_name(v->kind), model_name(v->model));
+			render_puts(stdout, v->reason);
+			putchar('\n');
 		}
 }
 
