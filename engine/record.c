@@ -66,6 +66,21 @@ static int fail(struct recording *rec, struct vm *vm, enum vm_outcome o, const c
 	return -1;
 }
 
+/* A reply that is not the RESULT asked for, or a RESULT that does not
+ * parse, in words for a message: the text of an ERROR or of the RESULT as
+ * one escaped line of at most 200 bytes, else the reply's type. */
+static void reply_words(uint8_t type, const struct sbuf *sb, char *out, size_t n)
+{
+	if (type != PROTO_MSG_ERROR && type != PROTO_MSG_RESULT) {
+		snprintf(out, n, "a reply of type %u", type);
+		return;
+	}
+	struct sbuf e = SBUF_INIT;
+	sbuf_add_escaped(&e, sb->buf ? sb->buf : "", sb->len > 200 ? 200 : sb->len, SBUF_ESC_PROSE);
+	snprintf(out, n, "%s", e.buf);
+	sbuf_free(&e);
+}
+
 int record_qemu(const struct backend *b, const struct record_opts *o, struct recording *rec)
 {
 	(void)b;
@@ -131,8 +146,11 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 	out = vm_request(&vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
 	free(sess);
 	if (out != VM_OK || type != PROTO_MSG_RESULT) {
+		char words[1000] = "";
+		if (out == VM_OK)
+			reply_words(type, &sb, words, sizeof(words));
 		sbuf_free(&sb);
-		return fail(rec, &vm, out, "the agent refused the workload session");
+		return fail(rec, &vm, out, "the agent refused the workload session%s%s", *words ? ": " : "", words);
 	}
 
 	for (size_t i = 0; i <= w->n; i++) {
@@ -157,11 +175,11 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 			sbuf_free(&sb);
 			return fail(rec, &vm, out, "the guest failed during op '%s'", line);
 		}
+		char words[1000];
 		if (type != PROTO_MSG_RESULT) {
-			char msg[600];
-			snprintf(msg, sizeof(msg), "the agent could not run op '%s': %.*s", line, (int)sb.len, sb.buf);
+			reply_words(type, &sb, words, sizeof(words));
 			sbuf_free(&sb);
-			return fail(rec, &vm, VM_OK, "%s", msg);
+			return fail(rec, &vm, VM_OK, "the agent could not run op '%s': %s", line, words);
 		}
 		int64_t pos = 0;
 		read_committed(rec->log_path, &pos);
@@ -171,11 +189,9 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 		}
 		struct op_result *r = &rec->res[i < w->nsetup ? i : i - 1];
 		if (proto_result_parse(sb.buf, sb.len, r) < 0) {
-			char msg[600];
-			snprintf(msg, sizeof(msg), "the agent's result of op '%s' is malformed: %.*s", line,
-				 (int)(sb.len > 200 ? 200 : sb.len), sb.buf);
+			reply_words(type, &sb, words, sizeof(words));
 			sbuf_free(&sb);
-			return fail(rec, &vm, VM_OK, "%s", msg);
+			return fail(rec, &vm, VM_OK, "the agent's result of op '%s' is malformed: %s", line, words);
 		}
 		r->log_pos = pos;
 	}

@@ -37,6 +37,8 @@
 #define STOP_TIMEOUT_S 10.0      /* shutdown request -> QEMU exit */
 #define KVM_PROBE_TIMEOUT_S 12.0 /* a real short boot under KVM, wall seconds */
 #define CONSOLE_KEEP (256 * 1024)
+#define COLLECT_KEEP (1024 * 1024)   /* output kept of a command run with vm_run */
+#define CONSOLE_READS 64             /* reads of the console per drain, so a flood cannot starve a wait */
 
 static const char *const outcome_names[] = {
 	[VM_OK] = "ok",
@@ -145,7 +147,7 @@ static bool console_drain(struct vm *vm)
 	if (vm->console < 0)
 		return false;
 	char buf[8192];
-	for (;;) {
+	for (int reads = 0; reads < CONSOLE_READS; reads++) {
 		ssize_t n = read(vm->console, buf, sizeof(buf));
 		if (n > 0) {
 			console_add(vm, buf, (size_t)n);
@@ -161,6 +163,7 @@ static bool console_drain(struct vm *vm)
 		vm->console = -1;
 		return false;
 	}
+	return true;
 }
 
 /* Has QEMU exited? Reaps it and drains the console. */
@@ -217,6 +220,12 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	vm->exit_status = -1;
 	vm->next_seq = 1;
 	vm->slowdown = !strcmp(cfg->accel, "kvm") ? 1.0 : VM_TCG_SLOWDOWN;
+	/* Test hook: CRASHLAB_TEST_SLOWDOWN=F replaces the factor, so tests of a
+	 * guest that never answers reach every deadline in seconds. */
+	const char *test_slowdown = getenv("CRASHLAB_TEST_SLOWDOWN");
+	double f = test_slowdown ? atof(test_slowdown) : 0;
+	if (f > 0 && f <= 100)
+		vm->slowdown = f;
 	char tmpl[] = "/tmp/crashlab-vm.XXXXXX";
 	if (!mkdtemp(tmpl)) {
 		snprintf(vm->why, sizeof(vm->why), "cannot create a temp dir in '/tmp': %s", errno_advice(errno));
@@ -290,13 +299,15 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 			}
 			proto_feed(&vm->rd, buf, (size_t)n);
 			struct proto_msg m;
-			int k = proto_next(&vm->rd, &m);
+			int k;
+			while ((k = proto_next(&vm->rd, &m)) == 1 && m.type != PROTO_MSG_HELLO)
+				;
 			if (k < 0) {
 				snprintf(vm->why, sizeof(vm->why), "guest channel: %s", vm->rd.err);
 				o = VM_LOST;
 				goto out;
 			}
-			if (k == 1 && m.type == PROTO_MSG_HELLO) {
+			if (k == 1) {
 				vm->t_ready = now_s();
 				char *s = xmalloc(m.len + 1);
 				memcpy(s, m.data, m.len);
@@ -369,9 +380,10 @@ static enum vm_outcome request(struct vm *vm, uint8_t type, uint16_t flags, uint
 			if (m.seq != seq)
 				continue;
 			if (m.type == PROTO_MSG_OUT) {
-				if (sink && sink->collect)
-					sbuf_add(sink->collect, m.data, m.len);
-				else if (sink)
+				if (sink && sink->collect) {
+					size_t room = COLLECT_KEEP - (sink->collect->len < COLLECT_KEEP ? sink->collect->len : COLLECT_KEEP);
+					sbuf_add(sink->collect, m.data, m.len < room ? m.len : room);
+				} else if (sink)
 					write_all(m.flags == 2 ? sink->err_fd : sink->out_fd, m.data, m.len);
 				continue;
 			}
@@ -404,14 +416,26 @@ static enum vm_outcome exec_common(struct vm *vm, char *const *argv, struct sink
 	enum vm_outcome o = request(vm, PROTO_MSG_EXEC, 0, vm->next_seq++, payload, len, sink, timeout_s,
 				     &type, &reply);
 	free(payload);
-	if (o == VM_OK) {
-		if (type == PROTO_MSG_EXIT && reply.len >= 4) {
-			const unsigned char *d = (const unsigned char *)reply.buf;
-			*status = (int)(d[0] | d[1] << 8 | d[2] << 16 | (uint32_t)d[3] << 24);
-		} else {
-			fprintf(stderr, "crashlab: guest: %.*s\n", (int)reply.len, reply.buf ? reply.buf : "");
-			*status = 127;
+	if (o == VM_OK && type == PROTO_MSG_EXIT && reply.len == 4) {
+		const unsigned char *d = (const unsigned char *)reply.buf;
+		uint32_t st = d[0] | d[1] << 8 | d[2] << 16 | (uint32_t)d[3] << 24;
+		*status = (int)st;
+		/* an exit code, or 128 + a signal */
+		if (st > 255) {
+			snprintf(vm->why, sizeof(vm->why), "guest channel: exit status %u out of range", st);
+			o = VM_LOST;
 		}
+	} else if (o == VM_OK && type == PROTO_MSG_ERROR) {
+		/* the agent could not run the command: said where its output goes */
+		if (sink->collect)
+			sbuf_add(sink->collect, reply.buf ? reply.buf : "", reply.len);
+		else
+			error("guest: %.*s", (int)reply.len, reply.buf ? reply.buf : "");
+		*status = 127;
+	} else if (o == VM_OK) {
+		snprintf(vm->why, sizeof(vm->why), "guest channel: a reply of type %u (%u bytes) to a command", type,
+			 (unsigned)reply.len);
+		o = VM_LOST;
 	}
 	sbuf_free(&reply);
 	return o;

@@ -4,7 +4,9 @@
  * One struct vm is one QEMU process running our kernel and initramfs.
  * Every wait is bounded by a timeout multiplied by the accelerator's
  * slowdown factor (1 under KVM, VM_TCG_SLOWDOWN under TCG), and every way a
- * guest can fail is an outcome with its own exit code.
+ * guest can fail is an outcome with its own exit code. The tests (and only
+ * they) set the factor with CRASHLAB_TEST_SLOWDOWN=F, 0 < F <= 100, to reach
+ * the deadlines of a guest that never answers in seconds.
  */
 #ifndef CRASHLAB_ENGINE_VM_H
 #define CRASHLAB_ENGINE_VM_H
