@@ -83,7 +83,13 @@ build/tests/props: tests/props/props.c build/libcrashlab.a $(wildcard tests/unit
 	$(qecho) "  TEST    $@"
 	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< build/libcrashlab.a $(PKG_LIBS)
 
-unit: $(UNIT_BINS) build/tests/props
+# A stand-in for QEMU that plays a broken or hostile guest (tests/host/).
+build/tests/fake-qemu: tests/host/fake-qemu.c build/libcrashlab.a
+	@mkdir -p $(dir $@)
+	$(qecho) "  TEST    $@"
+	$(Q)$(CC) $(ALL_CFLAGS) -o $@ $< build/libcrashlab.a $(PKG_LIBS)
+
+unit: $(UNIT_BINS) build/tests/props build/tests/fake-qemu
 
 check-props: build/tests/props
 	@build/tests/props --count 10000

@@ -548,7 +548,7 @@ int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e)
 		break;
 	}
 	case VM_TIMEOUT:
-		sbuf_addf(&msg, "guest timeout: the command did not finish in time (accelerator slowdown x%.0f)",
+		sbuf_addf(&msg, "guest timeout: the command did not finish in time (accelerator slowdown x%g)",
 			  vm->slowdown);
 		break;
 	case VM_NO_OUTPUT:
