@@ -79,10 +79,12 @@ static enum vm_outcome check_qemu(struct checker *c, const char *spec, struct ch
 			       CHECK_TIMEOUT_S * c->vm.slowdown, &type, &reply);
 		free(req);
 		struct errbuf pe;
-		if (o == VM_OK && type == PROTO_MSG_ERROR)
-			errbuf_set(e, EXIT_GUEST, "checker: %.*s", (int)(reply.len > 1000 ? 1000 : reply.len),
-				   reply.buf ? reply.buf : "");
-		else if (o == VM_OK && type != PROTO_MSG_STATE)
+		if (o == VM_OK && type == PROTO_MSG_ERROR) {
+			struct sbuf why = SBUF_INIT;
+			sbuf_add_escaped(&why, reply.buf ? reply.buf : "", reply.len > 1000 ? 1000 : reply.len, SBUF_ESC_PROSE);
+			errbuf_set(e, EXIT_GUEST, "checker: %s", why.buf);
+			sbuf_free(&why);
+		} else if (o == VM_OK && type != PROTO_MSG_STATE)
 			errbuf_set(e, EXIT_GUEST, "checker: a reply of type %u instead of a STATE", type);
 		else if (o == VM_OK && proto_state_parse(c->fs, reply.buf, reply.len, rep, &pe) < 0)
 			errbuf_set(e, EXIT_GUEST, "checker: malformed state report: %s", pe.msg);
