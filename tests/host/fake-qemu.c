@@ -250,8 +250,10 @@ static void misbehave(const char *how, const struct proto_msg *m)
 		/* 256 MiB of output, then a normal end */
 		static char chunk[1 << 16];
 		memset(chunk, 'o', sizeof(chunk));
-		for (int i = 0; i < 4096; i++)
-			send_frame(PROTO_MSG_OUT, seq, chunk, sizeof(chunk));
+		for (int i = 0; i < 4096; i++) {
+			header(PROTO_MSG_OUT, seq, sizeof(chunk));
+			raw(chunk, sizeof(chunk));
+		}
 		answer(m);
 	} else if (!strcmp(how, "console-flood")) {
 		/* the console never stops; the channel stays silent */
