@@ -5,7 +5,8 @@
  * following a symlink (fstatat with AT_SYMLINK_NOFOLLOW, directories
  * opened with O_NOFOLLOW), leaving out the root itself and a top-level
  * lost+found; then sort the paths bytewise, so the order is the same on
- * every file system whatever its readdir order; then describe each one:
+ * every file system whatever its readdir order, and describe each path
+ * once (a damaged directory can list a name twice):
  * lstat fields, extended attributes (llistxattr, names sorted, values by
  * lgetxattr), the symlink target, and for a regular file its data read
  * block by block into the block tokens, plus the bytes themselves when
@@ -290,8 +291,11 @@ int agent_capture_tree(const char *dir, FILE *out)
 	int rc = collect(root, "", &p);
 	if (rc == 0) {
 		qsort(p.v, p.n, sizeof(p.v[0]), cmp_str);
+		/* A damaged directory may list a name twice; a path is one node
+		 * (the host refuses a tree with a path twice). */
 		for (size_t i = 0; i < p.n && rc == 0; i++)
-			rc = emit(root, dir, p.v[i], out, &p);
+			if (i == 0 || strcmp(p.v[i - 1], p.v[i]))
+				rc = emit(root, dir, p.v[i], out, &p);
 	}
 	for (size_t i = 0; i < p.n; i++)
 		free(p.v[i]);
