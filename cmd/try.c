@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "cmd/cmd.h"
+#include "cmd/render.h"
 #include "core/fs.h"
 #include "engine/guest.h"
 #include "host/msg.h"
@@ -156,7 +157,9 @@ int cmd_try(int argc, char **argv, struct cmd_ctx *ctx)
 				snprintf(cell, sizeof(cell), "%.0fms", r->ms[s]);
 			printf(" %-9s", cell);
 		}
-		printf(" %s\n", r->failed_step ? r->detail : "ok");
+		putchar(' ');
+		render_puts(stdout, r->failed_step ? r->detail : "ok");
+		putchar('\n');
 	}
 	printf("%zu file systems, %d failed (%s)\n", fss.n, failures, cfg.accel);
 	free(res);

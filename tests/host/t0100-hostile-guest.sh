@@ -118,6 +118,9 @@ boot_slow trickle "" 124 '^crashlab: error: guest timeout: '
 boot_slow out-forever "" 124 '^crashlab: error: guest timeout: '
 boot_slow console-flood "" 124 '^crashlab: error: guest timeout: '
 boot no-hello "" 124 '^crashlab: error: guest timeout: the agent did not answer within 1 s of boot' CRASHLAB_TEST_SLOWDOWN=0.05
+# crashlab try shows the first line a failed step printed: escaped.
+guest error-reply "" 1 "" -- try --fs ext4 --kernel "$T/bz" --accel tcg
+expect_grep "$T/out" '^ext4 +FAIL .* no \\x1b\[31mway' "error-reply: try shows the failing step's words, escaped"
 expect_exit 69 "a QEMU that exits at once exits 69" -- cl CRASHLAB_QEMU=false -- boot --kernel "$T/bz" --accel tcg -- true
 expect_grep "$T/err" '^crashlab: error: qemu failed before the guest was up' "and says QEMU failed"
 
