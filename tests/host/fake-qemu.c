@@ -16,9 +16,11 @@
  *
  * CRASHLAB_FAKE_GUEST names a misbehaviour and CRASHLAB_FAKE_ON the
  * request that triggers it (exec, session, op or check; the first request
- * of any kind when unset); "boot" behaviours act before HELLO. The list is
- * in the table below. A behaviour that never ends loops until the tool
- * kills the process, as a wedged guest would.
+ * of any kind when unset). "panic", "no-hello" and "hello-after-noise" act
+ * at boot; the others are the branches of misbehave(), each with a line
+ * saying what it sends. A behaviour that never ends goes on until the tool
+ * kills the process, as a wedged guest would; the process dies with the
+ * tool in any case.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -220,19 +222,23 @@ static void misbehave(const char *how, const struct proto_msg *m)
 		close(chan);
 		forever();
 	} else if (!strcmp(how, "exit-mid")) {
+		/* half a frame, then the whole guest is gone */
 		header(PROTO_MSG_RESULT, seq, 64);
 		raw("ret=0\nerr", 9);
 		_exit(0);
 	} else if (!strcmp(how, "oversized")) {
+		/* a header announcing 4 GiB */
 		header(PROTO_MSG_STATE, seq, 0xffffffffu);
 		forever();
 	} else if (!strcmp(how, "garbage")) {
+		/* bytes that are no frame, then nothing */
 		unsigned char g[256];
 		for (size_t i = 0; i < sizeof(g); i++)
 			g[i] = (unsigned char)(i * 151 + 7);
 		raw(g, sizeof(g));
 		forever();
 	} else if (!strcmp(how, "silent")) {
+		/* no answer at all */
 		forever();
 	} else if (!strcmp(how, "trickle")) {
 		/* a reply that never ends: one byte of a 1 MiB frame every 20 ms */
@@ -242,6 +248,7 @@ static void misbehave(const char *how, const struct proto_msg *m)
 			usleep(20000);
 		}
 	} else if (!strcmp(how, "out-forever")) {
+		/* valid output frames, never an end */
 		for (;;) {
 			send_frame(PROTO_MSG_OUT, seq, "tick\n", 5);
 			usleep(5000);
@@ -264,14 +271,19 @@ static void misbehave(const char *how, const struct proto_msg *m)
 			;
 		exit(1);
 	} else if (!strcmp(how, "exit-status")) {
+		/* an EXIT whose status no process has */
 		send_frame(PROTO_MSG_EXIT, seq, "\xff\xff\xff\x7f", 4);
 	} else if (!strcmp(how, "error-reply")) {
+		/* a refusal full of escape sequences */
 		send_text(PROTO_MSG_ERROR, seq, "no \x1b[31mway\x1b[0m\x1b]0;owned\x07 \x1b[2J");
 	} else if (!strcmp(how, "junk-result")) {
+		/* a RESULT whose numbers are none */
 		send_text(PROTO_MSG_RESULT, seq, "ret=12abc\nerrno=99999999999\nino=-1\nino2=0x10\nms=1e999\n");
 	} else if (!strcmp(how, "nan-result")) {
+		/* a RESULT that took "nan" ms */
 		send_text(PROTO_MSG_RESULT, seq, "ret=0\nerrno=0\nino=13\nino2=0\nms=nan\n");
 	} else if (!strcmp(how, "state-names")) {
+		/* a well-formed STATE with hostile names, numbers and fsck output */
 		struct sbuf t = SBUF_INIT;
 		sbuf_adds(&t, good_tree);
 		sbuf_adds(&t, hostile_names_tree);
@@ -281,6 +293,7 @@ static void misbehave(const char *how, const struct proto_msg *m)
 		free(p);
 		sbuf_free(&t);
 	} else if (!strcmp(how, "state-dotdot")) {
+		/* tree paths that leave the tree, or are no path */
 		send_tree_line(seq, "../../escape-canary\tf\t0644\t0\t0\t0\t1\t30\t-\t-\t\t\n");
 	} else if (!strcmp(how, "state-inner-dotdot")) {
 		send_tree_line(seq, "d/../../escape-canary\tf\t0644\t0\t0\t0\t1\t30\t-\t-\t\t\n");
