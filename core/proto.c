@@ -164,9 +164,9 @@ int proto_result_parse(const char *text, size_t len, struct op_result *r)
 	unsigned long long ino = 0, ino2 = 0;
 	double ms = 0;
 	memset(r, 0, sizeof(*r));
-	if (kv_int(text, len, "ret", LLONG_MIN, LLONG_MAX, &ret) != 1 || kv_int(text, len, "errno", 0, ERRNO_MAX, &err) != 1 ||
-	    kv_u64(text, len, "ino", &ino) < 0 || kv_u64(text, len, "ino2", &ino2) < 0 ||
-	    kv_real(text, len, "ms", 0, MS_MAX, &ms) < 0)
+	if (kv_int(text, len, "ret", LLONG_MIN, LLONG_MAX, &ret) != 1 ||
+	    kv_int(text, len, "errno", 0, ERRNO_MAX, &err) != 1 || kv_u64(text, len, "ino", &ino) < 0 ||
+	    kv_u64(text, len, "ino2", &ino2) < 0 || kv_real(text, len, "ms", 0, MS_MAX, &ms) < 0)
 		return -1;
 	r->ret = ret;
 	r->err = (int)err;
