@@ -77,7 +77,7 @@ static void print_block(const char *text)
 	while (p && *p) {
 		size_t l = strcspn(p, "\n");
 		printf("          | ");
-		render_lines(stdout, p, l);
+		render_lines(stdout, p, l && p[l - 1] == '\r' ? l - 1 : l);
 		putchar('\n');
 		p += l;
 		if (*p)

@@ -486,6 +486,8 @@ void sbuf_add_escaped(struct sbuf *sb, const void *data, size_t n, unsigned flag
 			}
 		} else if ((c == '\n' || c == '\t') && lines) {
 			sbuf_add(sb, &c, 1);
+		} else if (c == '\r' && lines && i + 1 < n && s[i + 1] == '\n') {
+			/* a serial console's line end */
 		} else if (c == '\n') {
 			sbuf_adds(sb, "\\n");
 		} else if (c == '\t') {

@@ -113,7 +113,8 @@ size_t utf8_len(const unsigned char *s, size_t n);
  * passes. A name's form (flags 0) escapes '\' too, so it reads back
  * exactly; SBUF_ESC_QUOTED puts it in double quotes with '"' escaped.
  * Prose (a message, a reason) keeps its '\' with SBUF_ESC_PROSE, and
- * multi-line text (fsck output) its newlines and tabs with SBUF_ESC_LINES;
+ * multi-line text (fsck output, a console) its newlines and tabs with
+ * SBUF_ESC_LINES, a carriage return before a newline dropped;
  * SBUF_ESC_TEXT is both.
  */
 enum { SBUF_ESC_QUOTED = 1, SBUF_ESC_PROSE = 2, SBUF_ESC_LINES = 4, SBUF_ESC_TEXT = 6 };

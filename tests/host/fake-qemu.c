@@ -9,10 +9,11 @@
  * QEMU does, and accepts the tool's connection) and the drives (a
  * recording guest's blklogwrites drive gets a small valid write log at its
  * log.filename, so a run goes on to check crash states). It prints a boot
- * console on stdout, says HELLO, and answers like the agent
- * (images/agent/agent.c): EXEC with output and exit status 0, SESSION and
- * OP with RESULT, CHECK with a STATE whose tree is the final state of
- * tests/workloads/newfile-fsync.wl, SHUTDOWN by exiting.
+ * console on stdout (lines ending in CR LF, as a serial console's do),
+ * says HELLO, and answers like the agent (images/agent/agent.c): EXEC with
+ * output and exit status 0, SESSION and OP with RESULT, CHECK with a STATE
+ * whose tree is the final state of tests/workloads/newfile-fsync.wl,
+ * SHUTDOWN by exiting.
  *
  * CRASHLAB_FAKE_GUEST names a misbehaviour and CRASHLAB_FAKE_ON the
  * request that triggers it (exec, session, op or check; the first request
@@ -204,7 +205,7 @@ static void answer(const struct proto_msg *m)
 		send_state(m->seq, "", good_tree, strlen(good_tree));
 		break;
 	case PROTO_MSG_SHUTDOWN:
-		say("reboot: Power down\n");
+		say("reboot: Power down\r\n");
 		exit(0);
 	default:
 		break;
@@ -266,6 +267,7 @@ static void misbehave(const char *how, const struct proto_msg *m)
 		/* the console never stops; the channel stays silent */
 		static char line[4096];
 		memset(line, 'c', sizeof(line) - 1);
+		line[sizeof(line) - 2] = '\r';
 		line[sizeof(line) - 1] = '\n';
 		while (write_all(1, line, sizeof(line)) == 0)
 			;
@@ -389,7 +391,7 @@ int main(int argc, char **argv)
 	if (getppid() == 1)
 		return 1;
 
-	say("Linux version 6.12.0-fake (fake-qemu)\nRun /init as init process\n");
+	say("Linux version 6.12.0-fake (fake-qemu)\r\nRun /init as init process\r\n");
 	if (!sock) {
 		fprintf(stderr, "fake-qemu: no socket chardev\n");
 		return 1;
@@ -408,7 +410,7 @@ int main(int argc, char **argv)
 		return 1;
 
 	if (!strcmp(how, "panic")) {
-		say("Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009\n");
+		say("Kernel panic - not syncing: Attempted to kill init! exitcode=0x00000009\r\n");
 		return 0;
 	}
 	if (!strcmp(how, "no-hello"))

@@ -133,6 +133,8 @@ TEST(escape)
 		{ "back\\slash \"q\"", 0, SBUF_ESC_QUOTED, "\"back\\\\slash \\\"q\\\"\"" },
 		{ "line 1\n\tline 2\x1b[2J\\", 0, SBUF_ESC_TEXT, "line 1\n\tline 2\\x1b[2J\\" },
 		{ "one\nline\\", 0, SBUF_ESC_PROSE, "one\\nline\\" },
+		{ "console\r\nline\r", 0, SBUF_ESC_TEXT, "console\nline\\r" },
+		{ "console\r\n", 0, SBUF_ESC_PROSE, "console\\r\\n" },
 	};
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
 		char *got = escaped(cases[i].in, cases[i].n ? cases[i].n : strlen(cases[i].in), cases[i].flags);
