@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "host/hash.h"
+#include "host/intr.h"
 #include "host/msg.h"
 #include "host/sys.h"
 
@@ -45,6 +47,7 @@ static const char *const outcome_names[] = {
 	[VM_NO_OUTPUT] = "no-output",
 	[VM_LOST] = "lost-connection",
 	[VM_QEMU_FAILED] = "qemu-failed",
+	[VM_INTERRUPTED] = "interrupted",
 };
 
 const char *vm_outcome_name(enum vm_outcome o)
@@ -65,6 +68,8 @@ int vm_outcome_exit(enum vm_outcome o)
 	case VM_LOST:
 	case VM_QEMU_FAILED:
 		return EXIT_GUEST;
+	case VM_INTERRUPTED:
+		return intr_pending() ? intr_exit_code() : 130;
 	}
 	return EXIT_SOFTWARE;
 }
@@ -234,6 +239,7 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	int pfd[2] = { -1, -1 };
 	pid_t pid = -1;
 	vm->t_start = now_s();
+	pid_t parent = getpid();
 	if (pipe2(pfd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 		snprintf(vm->why, sizeof(vm->why), "cannot start QEMU: %s", strerror(errno));
 		if (pfd[0] >= 0) {
@@ -251,7 +257,12 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 		dup2(pfd[1], 1);
 		if (err >= 0)
 			dup2(err, 2);
+		/* Its own process group, so a Ctrl-C reaches only crashlab, which
+		 * decides; and killed with us, however we die. */
 		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		execvp(vm->argv.v[0], vm->argv.v);
 		fprintf(stderr, "cannot run '%s': %s\n", vm->argv.v[0], strerror(errno));
 		_exit(127);
@@ -264,6 +275,11 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	double deadline = vm->t_start + BOOT_TIMEOUT_S * vm->slowdown;
 	enum vm_outcome o = VM_NO_OUTPUT;
 	while (now_s() < deadline) {
+		if (intr_pending()) {
+			vm_kill(vm);
+			o = VM_INTERRUPTED;
+			goto out;
+		}
 		if (qemu_exited(vm)) {
 			o = exit_outcome(vm, false);
 			goto out;
@@ -339,6 +355,10 @@ static enum vm_outcome request(struct vm *vm, uint8_t type, uint16_t flags, uint
 	}
 	double deadline = now_s() + (timeout_s > 0 ? timeout_s : CMD_TIMEOUT_S * vm->slowdown);
 	for (;;) {
+		if (intr_pending()) {
+			vm_kill(vm);
+			return VM_INTERRUPTED;
+		}
 		double left = deadline - now_s();
 		if (left <= 0)
 			return console_has_panic(vm) ? VM_PANIC : VM_TIMEOUT;
@@ -458,7 +478,7 @@ void vm_stop(struct vm *vm)
 	if (vm->chan >= 0)
 		proto_send(vm->chan, PROTO_MSG_SHUTDOWN, 0, 0, NULL, 0);
 	double deadline = now_s() + STOP_TIMEOUT_S * vm->slowdown;
-	while (now_s() < deadline) {
+	while (now_s() < deadline && !intr_pending()) {
 		console_drain(vm);
 		if (qemu_exited(vm))
 			return;
@@ -539,6 +559,9 @@ int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e)
 		else
 			sbuf_addf(&msg, "qemu failed before the guest was up%s%.*s", qerr.len ? ": " : "",
 				  (int)strcspn(qerr.buf ? qerr.buf : "", "\n"), qerr.buf ? qerr.buf : "");
+		break;
+	case VM_INTERRUPTED:
+		sbuf_addf(&msg, "interrupted (%s): the guest was stopped", strsignal(intr_pending() ? intr_pending() : SIGINT));
 		break;
 	case VM_OK:
 		break;

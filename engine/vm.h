@@ -24,6 +24,7 @@ enum vm_outcome {
 	VM_NO_OUTPUT,      /* the agent never said hello within the boot timeout */
 	VM_LOST,           /* QEMU exited or the channel closed unexpectedly */
 	VM_QEMU_FAILED,    /* QEMU could not start, or exited at once */
+	VM_INTERRUPTED,    /* we were asked to stop (SIGINT, SIGTERM: host/intr.h); QEMU is killed */
 };
 
 const char *vm_outcome_name(enum vm_outcome o);
