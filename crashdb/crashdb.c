@@ -164,6 +164,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE states ADD COLUMN timeline TEXT;\n"
 	"ALTER TABLE fsruns ADD COLUMN models TEXT;\n"
 	"ALTER TABLE fsruns ADD COLUMN sim_notes TEXT;\n",
+	/* 2 -> 3: runs that stop can go on (crashlab run --resume): where their
+	 * logs and lock are, who runs them, how often they were resumed */
+	"ALTER TABLE runs ADD COLUMN workdir TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN pid INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN resumes INTEGER NOT NULL DEFAULT 0;\n",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -348,6 +353,11 @@ void crashdb_close(struct crashdb *db)
 	sqlite3_close(db->db);
 	free(db->path);
 	free(db);
+}
+
+int crashdb_schema_version(void)
+{
+	return SCHEMA_VERSION;
 }
 
 int crashdb_version(struct crashdb *db)

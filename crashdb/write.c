@@ -19,11 +19,15 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_VERDICTS_DELETE] = "DELETE FROM verdicts WHERE state_id = ?1",
 	[ST_RUN_INSERT] =
 		"INSERT INTO runs (started_at, cmdline, accel, kernel_version, kernel_key, workload_file,"
-		" workload_text, crash_mode, seed, max_states, torn)"
+		" workload_text, crash_mode, seed, max_states, torn, workdir, pid)"
 		" VALUES (COALESCE(?1, " NOW_UTC "), COALESCE(?2, ''), ?3, ?4, ?5, ?6, ?7,"
-		" COALESCE(?8, 'flush'), ?9, ?10, ?11)",
+		" COALESCE(?8, 'flush'), ?9, ?10, ?11, ?12, ?13)",
 	[ST_RUN_FINISH] =
 		"UPDATE runs SET finished_at = " NOW_UTC ", status = ?2, exit_code = ?3 WHERE id = ?1",
+	[ST_RUN_RESUME] =
+		"UPDATE runs SET status = 'running', finished_at = NULL, exit_code = NULL, pid = ?2,"
+		" resumes = resumes + 1 WHERE id = ?1",
+	[ST_FSRUN_DELETE] = "DELETE FROM fsruns WHERE id = ?1",
 	[ST_FSRUN_INSERT] =
 		"INSERT INTO fsruns (run_id, fs, mkfs_opts, mount_opts, base_image, image_size, qemu_cmdline,"
 		" log_entries, log_committed, log_flushes, log_writes, log_discards, log_bytes, log_truncated,"
@@ -99,6 +103,8 @@ static int run_begin(void *ctx, struct run_info *r, struct errbuf *e)
 	sqlite3_bind_int64(st, 9, r->seed);
 	sqlite3_bind_int64(st, 10, r->max_states);
 	sqlite3_bind_int(st, 11, r->torn != 0);
+	db_bind_text(st, 12, r->workdir);
+	sqlite3_bind_int64(st, 13, r->pid);
 	if (step_done(db, st, e, "cannot store the run") < 0)
 		return -1;
 	r->id = sqlite3_last_insert_rowid(db->db);
@@ -119,6 +125,32 @@ static int run_end(void *ctx, const struct run_info *r, struct errbuf *e)
 	if (sqlite3_changes(db->db) == 0)
 		return errbuf_set(e, EXIT_SOFTWARE, "run %" PRId64 " does not exist in '%s'", r->id, db->path);
 	return 0;
+}
+
+int crashdb_run_resume(struct crashdb *db, struct run_info *r, struct errbuf *e)
+{
+	sqlite3_stmt *st = stmt(db, ST_RUN_RESUME, e);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, r->id);
+	sqlite3_bind_int64(st, 2, r->pid);
+	if (step_done(db, st, e, "cannot mark the run as resumed") < 0)
+		return -1;
+	if (sqlite3_changes(db->db) == 0)
+		return errbuf_set(e, EXIT_NOINPUT, "run %" PRId64 " does not exist in '%s'", r->id, db->path);
+	r->resumes++;
+	free(r->status);
+	r->status = xstrdup("running");
+	return 0;
+}
+
+int crashdb_delete_fsrun(struct crashdb *db, int64_t fsrun_id, struct errbuf *e)
+{
+	sqlite3_stmt *st = stmt(db, ST_FSRUN_DELETE, e);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, fsrun_id);
+	return step_done(db, st, e, "cannot remove the fs run");
 }
 
 /* ---- fs runs ---- */
@@ -345,5 +377,7 @@ static int state(void *ctx, const struct fsrun *fr, struct state_result *s, stru
 
 void crashdb_sink(struct crashdb *db, struct sink *out)
 {
-	*out = (struct sink){ db, run_begin, fsrun_begin, state, fsrun_end, run_end };
+	/* fsrun_recorded is the same update as fsrun_end: what is known so far */
+	*out = (struct sink){ .ctx = db, .run_begin = run_begin, .fsrun_begin = fsrun_begin, .fsrun_recorded = fsrun_end,
+			      .state = state, .fsrun_end = fsrun_end, .run_end = run_end };
 }

@@ -41,6 +41,15 @@ static int read_committed(const char *log_path, int64_t *count)
 	return 0;
 }
 
+/* The recording guest's console stays with the fs run, whatever happened:
+ * the guest kernel's own words about an I/O error are there. */
+static void keep_console(const struct recording *rec, struct vm *vm)
+{
+	char *path = xasprintf("%.*s.record-console.log", (int)(strlen(rec->log_path) - 4), rec->log_path);
+	vm_save_console(vm, path);
+	free(path);
+}
+
 /* The recording failed: what (fmt), and for a guest failure how (vm_failure). */
 static int fail(struct recording *rec, struct vm *vm, enum vm_outcome o, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -54,6 +63,7 @@ static int fail(struct recording *rec, struct vm *vm, enum vm_outcome o, const c
 	rec->outcome = o;
 	if (vm) {
 		vm_kill(vm);
+		keep_console(rec, vm);
 		if (o != VM_OK) {
 			struct errbuf how;
 			vm_failure(vm, o, &how);
@@ -182,6 +192,7 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 	sbuf_free(&sb);
 	/* The power cut. */
 	vm_kill(&vm);
+	keep_console(rec, &vm);
 	vm_free(&vm);
 	rec->outcome = VM_OK;
 	rec->ms = (now_s() - t0) * 1000;
