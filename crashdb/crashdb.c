@@ -174,6 +174,8 @@ int db_fail(struct crashdb *db, struct errbuf *e, int code, const char *what)
 	int rc = sqlite3_errcode(db->db);
 	if (rc == SQLITE_FULL)
 		code = EXIT_CANTCREAT;
+	else if (rc == SQLITE_CONSTRAINT)
+		code = EXIT_SOFTWARE; /* a row the schema refuses: the caller's bug, not the file's */
 	return errbuf_set(e, code, "%s in '%s': %s", what, db->path, sqlite3_errmsg(db->db));
 }
 

@@ -47,8 +47,11 @@ void db_bind_text(sqlite3_stmt *st, int i, const char *s);
 char *db_col_text(sqlite3_stmt *st, int i);
 
 /* write.c: a state's judgement and verdicts, replacing any stored before
- * (inside the caller's transaction, or its own); the models of a fs run. */
-int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgement *j, struct errbuf *e);
+ * (inside the caller's transaction, or its own; what begins the message of
+ * a failure, NULL for "cannot store the verdicts of state ID"); the models
+ * of a fs run. */
+int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgement *j, const char *what,
+		       struct errbuf *e);
 int db_write_fsrun_models(struct crashdb *db, int64_t fsrun_id, const char *models, const char *sim_notes,
 			  struct errbuf *e);
 
