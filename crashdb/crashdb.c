@@ -267,22 +267,33 @@ static int migrate(struct crashdb *db, struct errbuf *e)
 	}
 }
 
-/* Is this a crashlab database (or an empty file that can become one)? */
+/* Is this a crashlab database (or an empty file that can become one)? The
+ * three numbers are read in one read transaction: another crashlab may be
+ * creating the file this very moment, and its first step sets them all at
+ * once, so read apart they could mix the file before and after it. */
 static int check_identity(struct crashdb *db, struct errbuf *e)
 {
 	int64_t app, ver, ntables;
+	if (sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(db, e, EXIT_DATAERR, "cannot read");
 	if (db_query_int(db, "PRAGMA application_id", &app) < 0) {
 		int code = sqlite3_errcode(db->db);
 		if (code == SQLITE_NOTADB)
-			return errbuf_set(e, EXIT_DATAERR, "'%s' is not a crashlab database (not an sqlite file)", db->path);
-		if (code == SQLITE_CORRUPT)
-			return errbuf_set(e, EXIT_DATAERR, "'%s' is damaged (%s); restore it or start a new one", db->path,
-					  sqlite3_errmsg(db->db));
-		return errbuf_set(e, EXIT_DATAERR, "cannot read '%s': %s", db->path, sqlite3_errmsg(db->db));
+			errbuf_set(e, EXIT_DATAERR, "'%s' is not a crashlab database (not an sqlite file)", db->path);
+		else if (code == SQLITE_CORRUPT)
+			errbuf_set(e, EXIT_DATAERR, "'%s' is damaged (%s); restore it or start a new one", db->path,
+				   sqlite3_errmsg(db->db));
+		else
+			errbuf_set(e, EXIT_DATAERR, "cannot read '%s': %s", db->path, sqlite3_errmsg(db->db));
+		return db_tx_end(db, 0, 0, e);
 	}
 	if (db_query_int(db, "PRAGMA user_version", &ver) < 0 ||
-	    db_query_int(db, "SELECT count(*) FROM sqlite_master", &ntables) < 0)
-		return db_fail(db, e, EXIT_DATAERR, "cannot read the schema");
+	    db_query_int(db, "SELECT count(*) FROM sqlite_master", &ntables) < 0) {
+		db_fail(db, e, EXIT_DATAERR, "cannot read the schema");
+		return db_tx_end(db, 0, 0, e);
+	}
+	if (db_tx_end(db, 0, 1, e) < 0)
+		return -1;
 	if (app != 0 && app != CRASHDB_APP_ID)
 		return errbuf_set(e, EXIT_DATAERR, "'%s' is an sqlite database of another program (application id "
 				  "0x%08" PRIx32 "), not a crashlab one", db->path, (uint32_t)app);
