@@ -7,9 +7,11 @@
 #ifndef CRASHLAB_TESTS_UNIT_DBKIT_H
 #define CRASHLAB_TESTS_UNIT_DBKIT_H
 
+#include <dirent.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 
@@ -102,6 +104,30 @@ static inline int dbkit_unpack(const char *src, const char *dst)
 	int r = read_file(src, &b) == 0 && write_file_atomic(dst, b.buf, b.len) == 0 ? 0 : -1;
 	sbuf_free(&b);
 	return r;
+}
+
+/* The database fixtures, one per schema version (tests/fixtures/db/README.md). */
+#define DBKIT_FIXTURES "tests/fixtures/db"
+
+static inline int dbkit_cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The names of every fixture (NAME.db or NAME.db.gz) of DBKIT_FIXTURES into out, sorted. */
+static inline void dbkit_fixtures(struct strvec *out)
+{
+	DIR *d = opendir(DBKIT_FIXTURES);
+	struct dirent *de;
+	while (d && (de = readdir(d))) {
+		size_t l = strlen(de->d_name);
+		if ((l > 3 && !strcmp(de->d_name + l - 3, ".db")) || (l > 6 && !strcmp(de->d_name + l - 6, ".db.gz")))
+			strvec_push(out, de->d_name);
+	}
+	if (d)
+		closedir(d);
+	if (out->n)
+		qsort(out->v, out->n, sizeof(out->v[0]), dbkit_cmp_names);
 }
 
 /* The crashlab binary the tests run: $CRASHLAB, or ./crashlab. */

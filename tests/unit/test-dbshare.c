@@ -332,6 +332,55 @@ TEST(new_file_opened_by_several_at_once)
 	CHECK(sound == ROUNDS, "integrity_check and foreign_key_check clean (%d of %d)", sound, ROUNDS);
 }
 
+/* The same with a file from an earlier version: every opener finds it old,
+ * one migrates it under the write lock, the others find it done. */
+TEST(old_file_opened_by_several_at_once)
+{
+	enum { ROUNDS = 10, PROCS = 4 };
+	struct strvec fx = STRVEC_INIT;
+	dbkit_fixtures(&fx);
+	size_t old = 0;
+	for (size_t i = 0; i < fx.n; i++) {
+		char *src = xasprintf("%s/%s", DBKIT_FIXTURES, fx.v[i]);
+		char *probe = xasprintf("%s/probe-%s.db", dir, fx.v[i]);
+		int64_t v = dbkit_unpack(src, probe) == 0 ? dbkit_int(probe, "PRAGMA user_version") : -1;
+		free(probe);
+		if (v < 1 || v >= current) {
+			free(src);
+			continue;
+		}
+		old++;
+		int failures = 0, version = 0, runs = 0, sound = 0;
+		for (int round = 0; round < ROUNDS; round++) {
+			char *path = xasprintf("%s/old-%d-%s.db", dir, round, fx.v[i]);
+			int64_t before = dbkit_unpack(src, path) == 0 ? dbkit_int(path, "SELECT count(*) FROM runs") : -1;
+			struct gate g;
+			gate_init(&g);
+			pid_t pid[PROCS];
+			for (int p = 0; p < PROCS; p++) {
+				char name[64];
+				snprintf(name, sizeof(name), "migrator %d.%d", round, p);
+				pid[p] = spawn_writer(&g, path, name, 1, 3);
+			}
+			gate_open(&g);
+			for (int p = 0; p < PROCS; p++)
+				failures += exit_status(pid[p]) != 0;
+			version += dbkit_int(path, "PRAGMA user_version") == current;
+			runs += before >= 0 && dbkit_int(path, "SELECT count(*) FROM runs") == before + PROCS;
+			char why[512];
+			sound += dbkit_sound(path, why, sizeof(why));
+			free(path);
+		}
+		CHECK(failures == 0 && version == ROUNDS && runs == ROUNDS && sound == ROUNDS,
+		      "%s: %d rounds of %d processes opening it at once: all succeed (%d failed), it is migrated once to "
+		      "version %d (%d of %d), every run is added to the old ones (%d) and the file is sound (%d)",
+		      fx.v[i], ROUNDS, PROCS, failures, current, version, ROUNDS, runs, sound);
+		free(src);
+	}
+	CHECK(old > 0, "there is a fixture from an earlier version to try (%zu)", old);
+	strvec_free(&fx);
+}
+
 __attribute__((constructor(101))) static void setup(void)
 {
 	dir = cmd_tmpdir("dbshare");

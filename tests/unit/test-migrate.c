@@ -20,21 +20,21 @@
  *  - `crashlab list`, `show`, `report` and `judge`, run as processes on the
  *    copy (the first of them migrating it), work.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cmd/cmd.h"
 #include "core/tree.h"
 #include "crashdb/db.h"
 #include "host/msg.h"
 #include "tests/unit/check.h"
 #include "tests/unit/dbkit.h"
 
-#define FIXTURES "tests/fixtures/db"
+#define FIXTURES DBKIT_FIXTURES
 
-static char dir[] = "/tmp/crashlab-migrate.XXXXXX";
+static char *dir;
 static int current;          /* the schema version of a new database */
 static struct strvec fixtures = STRVEC_INIT;
 
@@ -49,12 +49,6 @@ static const char workload[] = "# the seed example: a rename, then a new file un
 			       "write A/foo \"world\"\n"
 			       "unlink A/nope\n"
 			       "fsync A/foo\n";
-
-static int is_fixture(const char *name)
-{
-	size_t l = strlen(name);
-	return (l > 3 && !strcmp(name + l - 3, ".db")) || (l > 6 && !strcmp(name + l - 6, ".db.gz"));
-}
 
 /* A copy of fixture i of its own, not opened yet (malloc'd path). */
 static char *unpack(size_t i, const char *tag)
@@ -538,24 +532,11 @@ TEST(views_on_the_migrated_copy)
 	}
 }
 
-static int cmp_names(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 __attribute__((constructor(101))) static void setup(void)
 {
-	if (!mkdtemp(dir))
-		abort();
+	dir = cmd_tmpdir("migrate");
 	msg_configure(0, 1);
-	DIR *d = opendir(FIXTURES);
-	struct dirent *de;
-	while (d && (de = readdir(d)))
-		if (is_fixture(de->d_name))
-			strvec_push(&fixtures, de->d_name);
-	if (d)
-		closedir(d);
-	qsort(fixtures.v, fixtures.n, sizeof(fixtures.v[0]), cmp_names);
+	dbkit_fixtures(&fixtures);
 	char *p = xasprintf("%s/new.db", dir);
 	struct crashdb *db;
 	struct errbuf e;
@@ -569,7 +550,8 @@ __attribute__((constructor(101))) static void setup(void)
 __attribute__((destructor)) static void teardown(void)
 {
 	strvec_free(&fixtures);
-	rm_rf(dir);
+	if (dir)
+		rm_rf(dir);
 }
 
 TEST_MAIN()
