@@ -29,6 +29,7 @@
 #include "host/msg.h"
 #include "host/sys.h"
 #include "tests/unit/check.h"
+#include "tests/unit/dbkit.h"
 
 static char dir[] = "/tmp/crashlab-crashdb.XXXXXX";
 static char *path;
@@ -787,6 +788,59 @@ TEST(reopen)
 		CHECK(system(cp) == 0, "kept the database as %s", getenv("CRASHLAB_KEEP_DB"));
 		free(cp);
 	}
+}
+
+/* tests/lib.sh's expect_db_ok, which the shell tests end a fault with; its output on one line in out. */
+static int lib_expect_db_ok(const char *db, struct sbuf *out)
+{
+	char *cmd = xasprintf("bash -c 'source tests/lib.sh && expect_db_ok \"$0\" helper' '%s' 2>&1", db);
+	sbuf_reset(out);
+	FILE *p = popen(cmd, "r");
+	char buf[4096];
+	size_t n;
+	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
+		sbuf_add(out, buf, n);
+	sbuf_add(out, "", 0);
+	for (size_t i = 0; i < out->len; i++)
+		if (out->buf[i] == '\n')
+			out->buf[i] = ' '; /* one TAP line, whatever the helper printed */
+	free(cmd);
+	return p && pclose(p) == 0 ? 0 : -1;
+}
+
+TEST(shell_helper_expect_db_ok)
+{
+	if (system("command -v sqlite3 >/dev/null 2>&1") != 0)
+		SKIP("the sqlite3 tool is not installed; expect_db_ok skips too");
+	/* Copies of a fixture (not of this case's database, which is open). */
+	char *src = xasprintf("%s/v2.db.gz", DBKIT_FIXTURES);
+	char *sound = xasprintf("%s/sound.db", dir), *orphan = xasprintf("%s/orphan.db", dir);
+	char *bad = xasprintf("%s/damaged.db", dir), *none = xasprintf("%s/none.db", dir);
+	CHECK(dbkit_unpack(src, sound) == 0 && dbkit_unpack(src, orphan) == 0 && dbkit_unpack(src, bad) == 0,
+	      "three copies of %s", src);
+	struct sbuf out = SBUF_INIT;
+	CHECK(lib_expect_db_ok(sound, &out) == 0 && !strncmp(out.buf, "ok - helper", 11),
+	      "a sound database: ok (%s)", out.buf);
+	/* A row without its parent (a connection without foreign keys, as the sqlite3 tool's). */
+	CHECK(dbkit_exec(orphan, "INSERT INTO nodes (state_id, path, type, mode, uid, gid, size, nlink, ino)"
+				 " VALUES (4242, 'x', 'f', 0, 0, 0, 0, 1, 1)") == 0,
+	      "a copy with a node of no state");
+	CHECK(lib_expect_db_ok(orphan, &out) == 0 && !strncmp(out.buf, "not ok - helper", 15) && strstr(out.buf, "nodes|"),
+	      "a row without its parent: not ok, showing it (%s)", out.buf);
+	/* A damaged b-tree page: page 2, the runs table's root, claims 65535 cells. */
+	FILE *f = fopen(bad, "r+b");
+	CHECK(f && fseek(f, 4096 + 3, SEEK_SET) == 0 && fwrite("\xff\xff", 1, 2, f) == 2 && fclose(f) == 0,
+	      "a copy with its runs table's page damaged");
+	CHECK(lib_expect_db_ok(bad, &out) == 0 && !strncmp(out.buf, "not ok - helper", 15),
+	      "a damaged file: not ok (%.70s)", out.buf);
+	CHECK(lib_expect_db_ok(none, &out) == 0 && strstr(out.buf, "not ok - helper") && strstr(out.buf, "does not exist"),
+	      "a file that is not there: not ok (%s)", out.buf);
+	sbuf_free(&out);
+	free(src);
+	free(sound);
+	free(orphan);
+	free(bad);
+	free(none);
 }
 
 /* The database every case uses: created and filled before the first. */
