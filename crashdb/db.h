@@ -30,16 +30,23 @@ struct crashdb {
 	sqlite3 *db;
 	char *path;                  /* as given to crashdb_open, for messages */
 	sqlite3_stmt *st[ST_COUNT];  /* prepared on first use (write.c) */
+	int busy_ms;                 /* how long a statement waits for another process's lock */
 };
 
-/* "<what> in '<file>': <sqlite's message>" into e with code (73 for writes, 65 for reads). Returns -1. */
+/* "<what> in '<file>': <sqlite's message>[; advice]" into e with code (73
+ * for writes, 65 for reads), except that sqlite's reason decides when it
+ * is the file's state: full, read-only or locked past the wait 73, damaged
+ * 65, a row the schema refuses 70. Returns -1. */
 int db_fail(struct crashdb *db, struct errbuf *e, int code, const char *what);
 int db_exec(struct crashdb *db, const char *sql, struct errbuf *e, const char *what);
 /* A statement for reading (finalize it); NULL with e (65). */
 sqlite3_stmt *db_prepare(struct crashdb *db, const char *sql, struct errbuf *e);
-/* One group of writes: a transaction, or a savepoint when the caller holds one. */
-int db_tx_begin(struct crashdb *db, int *nested, struct errbuf *e);
-int db_tx_end(struct crashdb *db, int nested, int ok, struct errbuf *e);
+/* One group of writes: a transaction, or a savepoint when the caller holds
+ * one; end it committed when ok, else rolled back. what begins the message
+ * when starting or committing fails (NULL: "cannot start a transaction",
+ * "cannot commit"). */
+int db_tx_begin(struct crashdb *db, int *nested, const char *what, struct errbuf *e);
+int db_tx_end(struct crashdb *db, int nested, int ok, const char *what, struct errbuf *e);
 /* One integer from a single-row query; -1 when it fails. */
 int db_query_int(struct crashdb *db, const char *sql, int64_t *out);
 void db_bind_text(sqlite3_stmt *st, int i, const char *s);

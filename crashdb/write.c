@@ -214,16 +214,18 @@ static int fsrun_end(void *ctx, const struct fsrun *f, struct errbuf *e)
 	struct crashdb *db = ctx;
 	int nested;
 	sqlite3_stmt *st = stmt(db, ST_FSRUN_UPDATE, e);
-	if (!st || db_tx_begin(db, &nested, e) < 0)
+	char what[96];
+	snprintf(what, sizeof(what), "cannot store the end of fs run %" PRId64, f->id);
+	if (!st || db_tx_begin(db, &nested, what, e) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, f->id);
 	bind_fsrun(st, f);
-	int ok = step_done(db, st, e, "cannot update the fs run") == 0;
+	int ok = step_done(db, st, e, what) == 0;
 	if (ok && sqlite3_changes(db->db) == 0)
 		ok = errbuf_set(e, EXIT_SOFTWARE, "fs run %" PRId64 " does not exist in '%s'", f->id, db->path) == 0;
 	ok = ok && write_ops(db, f, e) == 0;
 	ok = ok && (!f->models || db_write_fsrun_models(db, f->id, f->models, f->sim_notes, e) == 0);
-	return db_tx_end(db, nested, ok, e);
+	return db_tx_end(db, nested, ok, what, e);
 }
 
 /* ---- states ---- */
@@ -270,13 +272,13 @@ int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgem
 	sqlite3_stmt *st = stmt(db, ST_STATE_JUDGED, e), *del = stmt(db, ST_VERDICTS_DELETE, e);
 	sqlite3_stmt *vt = stmt(db, ST_VERDICT_INSERT, e);
 	int nested;
-	if (!st || !del || !vt || db_tx_begin(db, &nested, e) < 0)
-		return -1;
 	char own[96];
 	if (!what) {
 		snprintf(own, sizeof(own), "cannot store the verdicts of state %" PRId64, state_id);
 		what = own;
 	}
+	if (!st || !del || !vt || db_tx_begin(db, &nested, what, e) < 0)
+		return -1;
 	sqlite3_bind_int64(del, 1, state_id);
 	int ok = step_done(db, del, e, what) == 0;
 	sqlite3_bind_int64(st, 1, state_id);
@@ -311,7 +313,7 @@ int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgem
 				 model ? model : "?", v->rule, kind);
 		}
 	}
-	return db_tx_end(db, nested, ok, e);
+	return db_tx_end(db, nested, ok, what, e);
 }
 
 static int state(void *ctx, const struct fsrun *fr, struct state_result *s, struct errbuf *e)
@@ -320,10 +322,10 @@ static int state(void *ctx, const struct fsrun *fr, struct state_result *s, stru
 	const struct check_report *c = &s->check;
 	sqlite3_stmt *st = stmt(db, ST_STATE_INSERT, e);
 	int nested;
-	if (!st || db_tx_begin(db, &nested, e) < 0)
-		return -1;
 	char what[128];
 	snprintf(what, sizeof(what), "cannot store state %d of fs run %" PRId64, s->idx, fr->id);
+	if (!st || db_tx_begin(db, &nested, what, e) < 0)
+		return -1;
 	sqlite3_bind_int64(st, 1, fr->id);
 	sqlite3_bind_int(st, 2, s->idx);
 	db_bind_text(st, 3, s->kind);
@@ -347,7 +349,7 @@ static int state(void *ctx, const struct fsrun *fr, struct state_result *s, stru
 	int64_t id = ok ? sqlite3_last_insert_rowid(db->db) : 0;
 	ok = ok && write_nodes(db, id, c, e, what) == 0;
 	ok = ok && db_write_judgement(db, id, &s->judge, what, e) == 0;
-	if (db_tx_end(db, nested, ok, e) < 0)
+	if (db_tx_end(db, nested, ok, what, e) < 0)
 		return -1;
 	s->id = id;
 	return 0;
