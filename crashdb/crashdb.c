@@ -256,6 +256,23 @@ int db_tx_end(struct crashdb *db, int nested, int ok, const char *what, struct e
 	return -1;
 }
 
+int db_read_begin(struct crashdb *db, struct errbuf *e)
+{
+	if (!sqlite3_get_autocommit(db->db))
+		return 0;
+	if (sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(db, e, EXIT_DATAERR, "cannot start reading");
+	return 1;
+}
+
+void db_read_end(struct crashdb *db, int began)
+{
+	/* Nothing was written: ending the read cannot lose anything. */
+	if (began == 1 && sqlite3_exec(db->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK &&
+	    !sqlite3_get_autocommit(db->db))
+		sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 int db_query_int(struct crashdb *db, const char *sql, int64_t *out)
 {
 	sqlite3_stmt *st;

@@ -47,6 +47,12 @@ sqlite3_stmt *db_prepare(struct crashdb *db, const char *sql, struct errbuf *e);
  * "cannot commit"). */
 int db_tx_begin(struct crashdb *db, int *nested, const char *what, struct errbuf *e);
 int db_tx_end(struct crashdb *db, int nested, int ok, const char *what, struct errbuf *e);
+/* A read of several statements that must see one state of the file (a
+ * writer may commit between them): a read transaction, unless the caller
+ * holds a transaction already. 1 when begun, 0 when the caller's, -1 with e;
+ * db_read_end takes what db_read_begin returned. */
+int db_read_begin(struct crashdb *db, struct errbuf *e);
+void db_read_end(struct crashdb *db, int began);
 /* One integer from a single-row query; -1 when it fails. */
 int db_query_int(struct crashdb *db, const char *sql, int64_t *out);
 void db_bind_text(sqlite3_stmt *st, int i, const char *s);

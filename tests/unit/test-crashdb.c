@@ -482,7 +482,8 @@ TEST(fsrun_end_in_one_transaction)
 	      "none of its ops is there, and the fs run row is as it was before");
 	CHECK(sqlite3_get_autocommit(db->db), "no transaction is left open");
 	sqlite3_exec(db->db, "DROP TRIGGER temp.inject", NULL, NULL, NULL);
-	CHECK(sink.fsrun_end(sink.ctx, &f, &eb) == 0 && count_of("SELECT count(*) FROM ops WHERE fsrun_id = %lld", f.id) == 7 &&
+	CHECK(sink.fsrun_end(sink.ctx, &f, &eb) == 0 &&
+		      count_of("SELECT count(*) FROM ops WHERE fsrun_id = %lld", f.id) == 7 &&
 		      count_of("SELECT models = 'posix,f2fs-posix' FROM fsruns WHERE id = %lld", f.id) == 1,
 	      "then it goes in whole");
 	wl_free(&f.ops);

@@ -310,7 +310,8 @@ TEST(read_only)
 	rc = run_unprivileged(args, &out);
 	CHECK(rc == EXIT_CANTCREAT && strstr(out.buf, "attempt to write a readonly database") &&
 		      strstr(out.buf, "check their permissions"),
-	      "crashlab judge on it exits %d, saying it is read-only and what to do (%d: %s)", EXIT_CANTCREAT, rc, line1(&out));
+	      "crashlab judge on it exits %d, saying it is read-only and what to do (%d: %s)", EXIT_CANTCREAT, rc,
+	      line1(&out));
 	free(args);
 	args = xasprintf("list --db '%s'", old);
 	rc = run_unprivileged(args, &out);

@@ -2,10 +2,10 @@
  * test-dbshare.c - one database file, several crashlab processes at once:
  * two runs that write it at the same time (as `crashlab run -j` shards or
  * two terminals do) both complete, with every row there and every id where
- * it belongs; a reader working meanwhile only ever sees whole states; and
- * processes that create the same new file at the same moment all open it,
- * once migrated. Every case ends with PRAGMA integrity_check and
- * foreign_key_check.
+ * it belongs; a reader working meanwhile only ever sees whole states, also
+ * while a state is judged again; and processes that create the same new
+ * file at the same moment, or open the same old one, all open it, migrated
+ * once. Every case ends with PRAGMA integrity_check and foreign_key_check.
  *
  * The processes are forked and held at a gate (a pipe whose write end the
  * parent closes) so that they start together; nothing here measures time.
@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "cmd/cmd.h"
-#include "crashdb/crashdb.h"
+#include "crashdb/db.h"
 #include "host/msg.h"
 #include "tests/unit/check.h"
 #include "tests/unit/dbkit.h"
@@ -258,14 +258,14 @@ TEST(two_runs_at_once_and_a_reader)
 		      dbkit_int(path, "SELECT count(*) FROM fsruns WHERE outcome = 'ok' AND models = 'posix'") == 2 * NFS,
 	      "each run has its own two fs runs, ended");
 	CHECK(dbkit_int(path, "SELECT count(*) FROM ops") == 2 * NFS * 4 &&
-		      dbkit_int(path, "SELECT count(*) FROM (SELECT fsrun_id FROM ops GROUP BY fsrun_id HAVING count(*) = 4)") ==
-			      2 * NFS,
+		      dbkit_int(path, "SELECT count(*) FROM (SELECT fsrun_id FROM ops GROUP BY fsrun_id"
+				      " HAVING count(*) = 4)") == 2 * NFS,
 	      "each fs run has its 4 ops");
 	CHECK(dbkit_int(path, "SELECT count(*) FROM (SELECT fsrun_id FROM states GROUP BY fsrun_id"
 			      " HAVING count(*) = 150 AND min(idx) = 0 AND max(idx) = 149)") == 2 * NFS,
 	      "each fs run has its states 0..%d, none twice, none missing", NSTATES - 1);
-	CHECK(dbkit_int(path, "SELECT count(*) FROM states s WHERE n_nodes <> (SELECT count(*) FROM nodes WHERE state_id = s.id)"
-			      " OR n_nodes <> idx % 7 + 1") == 0 &&
+	CHECK(dbkit_int(path, "SELECT count(*) FROM states s WHERE n_nodes <>"
+			      " (SELECT count(*) FROM nodes WHERE state_id = s.id) OR n_nodes <> idx % 7 + 1") == 0 &&
 		      dbkit_int(path, "SELECT count(*) FROM states s WHERE (SELECT count(*) FROM verdicts WHERE state_id = s.id)"
 				      " <> idx % 5 + 1") == 0,
 	      "each state has its own nodes and verdicts, no more, no fewer");
@@ -294,6 +294,73 @@ TEST(two_runs_at_once_both_complete)
 	      "with all their states");
 	CHECK(dbkit_int(path, "PRAGMA user_version") == current, "the file is at the current version %d", current);
 	expect_sound(path, "after both runs");
+	free(path);
+}
+
+/* A state judged again while a reader reads it: the reader sees the old
+ * judgement or the new one, each whole, never the state row of one with
+ * the verdicts of the other. The writer alternates between two judgements
+ * (marks "aa" with 2 verdicts, "bbbbb" with 5), so a mix shows. */
+static void rejudge(const char *path, int64_t state_id, int rounds)
+{
+	struct crashdb *db;
+	struct errbuf e;
+	if (crashdb_open(path, &db, &e) < 0)
+		child_fail("rejudge", &e);
+	for (int i = 0; i < rounds; i++) {
+		size_t n = i % 2 ? 5 : 2;
+		struct judgement j = { .judged = 1, .explained = 1, .marks = i % 2 ? "bbbbb" : "aa", .n = n };
+		j.v = xcalloc(n, sizeof(*j.v));
+		for (size_t k = 0; k < n; k++) {
+			j.v[k].model = MODEL_POSIX;
+			snprintf(j.v[k].rule, sizeof(j.v[k].rule), "unpromised");
+			j.v[k].kind = V_BONUS;
+			snprintf(j.v[k].reason, sizeof(j.v[k].reason), "round %d", i);
+		}
+		if (db_write_judgement(db, state_id, &j, NULL, &e) < 0)
+			child_fail("rejudge", &e);
+		free(j.v);
+	}
+	crashdb_close(db);
+}
+
+TEST(a_reader_while_a_state_is_judged_again)
+{
+	char *path = xasprintf("%s/rejudge.db", dir);
+	struct errbuf e;
+	CHECK(store_run(path, "writer", 1, 1, &e) == 0, "a run with one state (%s)", e.msg);
+	rejudge(path, 1, 1); /* its first judgement: "aa" */
+	struct crashdb *db;
+	CHECK(crashdb_open(path, &db, &e) == 0, "opened to read");
+	struct gate g;
+	gate_init(&g);
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		gate_wait(&g);
+		rejudge(path, 1, 1000);
+		_exit(0);
+	}
+	gate_open(&g);
+	size_t reads = 0, mixed = 0, failed = 0;
+	int st = 0, done = 0;
+	do {
+		struct state_result *sv;
+		size_t n;
+		if (crashdb_read_states(db, 1, CRASHDB_VERDICTS, &sv, &n, &e) < 0 || n != 1) {
+			failed++;
+		} else {
+			reads++;
+			mixed += !sv[0].judge.marks || strlen(sv[0].judge.marks) != sv[0].judge.n;
+			crashdb_states_free(sv, n);
+		}
+		done = waitpid(pid, &st, WNOHANG) == pid;
+	} while (!done);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the writer judged the state 1000 times");
+	CHECK(reads > 0 && failed == 0, "the reader read it %zu times meanwhile (%zu failures)", reads, failed);
+	CHECK(mixed == 0, "and always saw one judgement whole: its timeline with its own verdicts (%zu mixed)", mixed);
+	crashdb_close(db);
+	expect_sound(path, "after it");
 	free(path);
 }
 
