@@ -10,8 +10,10 @@
  * (always), and end to end with a real full disk, a small tmpfs in a mount
  * namespace of its own, under `crashlab judge` (only as root; skipped
  * otherwise). The read-only file is one without write permission (as root,
- * crashlab runs as nobody for it); the lock is another connection's write
- * transaction, with CRASHLAB_TEST_DB_BUSY_MS shortening the wait.
+ * crashlab runs as nobody for it), next to one it may not even read; the
+ * lock is another connection's write transaction, with
+ * CRASHLAB_TEST_DB_BUSY_MS shortening the wait. A directory given as the
+ * database is named as one (65).
  */
 #include <errno.h>
 #include <grp.h>
@@ -320,6 +322,15 @@ TEST(read_only)
 	      "one of schema version %lld cannot be migrated: exit %d, saying why (%d: %s)", (long long)oldv,
 	      EXIT_CANTCREAT, rc, line1(&out));
 	free(args);
+	/* Not even readable. */
+	char *none = xasprintf("%s/ro/unreadable.db", dir);
+	CHECK(dbkit_unpack(cur, none) == 0 && chmod(none, 0) == 0, "a copy nobody may read");
+	args = xasprintf("list --db '%s'", none);
+	rc = run_unprivileged(args, &out);
+	CHECK(rc == EXIT_CANTCREAT && strstr(out.buf, "cannot open") && strstr(out.buf, "permission denied"),
+	      "crashlab list on it exits %d: permission denied (%d: %s)", EXIT_CANTCREAT, rc, line1(&out));
+	free(args);
+	free(none);
 	CHECK(same_bytes(cur, cur_ref) && same_bytes(old, old_ref), "both files are byte for byte as they were");
 	CHECK(dbkit_int(old, "PRAGMA user_version") == oldv, "the old one still at version %lld", (long long)oldv);
 	expect_sound(old, "(the old one)");
@@ -331,6 +342,15 @@ TEST(read_only)
 	free(old_ref);
 	free(cur_ref);
 	strvec_free(&fx);
+}
+
+TEST(a_directory)
+{
+	struct crashdb *db;
+	struct errbuf e = { 0 };
+	CHECK(crashdb_open(dir, &db, &e) == -1 && e.code == EXIT_DATAERR && strstr(e.msg, "is a directory, not a database"),
+	      "a directory given as the database: exit %d, saying so (%d: %s)", EXIT_DATAERR, e.code, e.msg);
+	CHECK(crashdb_open_existing(dir, &db, &e) == -1 && e.code == EXIT_DATAERR, "also where it must exist (%d)", e.code);
 }
 
 /* ---- locked past the wait ---- */
