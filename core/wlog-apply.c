@@ -204,7 +204,7 @@ int wlog_apply(const struct wlog *l, const struct wlog_spec *s, int dev_fd, uint
 		size_t t0 = t;
 		while (t < s->ntorn && s->torn[t].entry == i)
 			t++;
-		rc = apply_one(&c, (size_t)i, s->torn + t0, t - t0);
+		rc = apply_one(&c, (size_t)i, t > t0 ? s->torn + t0 : NULL, t - t0);
 	}
 	free(c.buf);
 	free(c.zeros);

@@ -28,8 +28,10 @@
 struct crashdb;
 
 /* Open (creating it, or migrating it to the current schema); WAL, foreign
- * keys on. 0, or -1 with e (73: cannot be created or written; 65: not a
- * crashlab database, damaged, or newer than this crashlab). */
+ * keys on. 0, or -1 with e (73: cannot be created or written: permissions,
+ * read-only, disk full, locked by another process past the 30 s wait; 65:
+ * not a crashlab database, damaged, or newer than this crashlab). Every
+ * call that writes fails the same way, with the file as it was before. */
 int crashdb_open(const char *path, struct crashdb **out, struct errbuf *e);
 /* The same for a database that must exist already (66 when it does not). */
 int crashdb_open_existing(const char *path, struct crashdb **out, struct errbuf *e);

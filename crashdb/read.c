@@ -2,7 +2,10 @@
  * read.c - the typed read API (crashdb.h): runs, fs runs with their ops,
  * states with their trees and verdicts, as the engine's own types, owned
  * by the caller. A stored op is its canonical text, parsed again here, so a
- * reader gets the same struct wl_op the run had.
+ * reader gets the same struct wl_op the run had. A call that takes several
+ * statements (fs runs with their ops, states with their trees and verdicts)
+ * runs them in one read transaction: a run writing, or a state judged again,
+ * meanwhile commits either before all of them or after.
  */
 #include "crashdb/db.h"
 
@@ -183,8 +186,8 @@ void crashdb_fsruns_free(struct fsrun *v, size_t n)
 	free(v);
 }
 
-int crashdb_read_fsruns(struct crashdb *db, int64_t run_id, const char *fs, struct fsrun **out, size_t *nout,
-			struct errbuf *e)
+static int read_fsruns_tx(struct crashdb *db, int64_t run_id, const char *fs, struct fsrun **out, size_t *nout,
+			  struct errbuf *e)
 {
 	*out = NULL;
 	*nout = 0;
@@ -254,6 +257,19 @@ int crashdb_read_fsruns(struct crashdb *db, int64_t run_id, const char *fs, stru
 	*out = v;
 	*nout = n;
 	return 0;
+}
+
+int crashdb_read_fsruns(struct crashdb *db, int64_t run_id, const char *fs, struct fsrun **out, size_t *nout,
+			struct errbuf *e)
+{
+	*out = NULL;
+	*nout = 0;
+	int began = db_read_begin(db, e);
+	if (began < 0)
+		return -1;
+	int r = read_fsruns_tx(db, run_id, fs, out, nout, e);
+	db_read_end(db, began);
+	return r;
 }
 
 static int read_tree(struct crashdb *db, struct state_result *s, struct errbuf *e)
@@ -382,8 +398,8 @@ void crashdb_states_free(struct state_result *v, size_t n)
 	free(v);
 }
 
-int crashdb_read_states(struct crashdb *db, int64_t fsrun_id, unsigned want, struct state_result **out, size_t *nout,
-			struct errbuf *e)
+static int read_states_tx(struct crashdb *db, int64_t fsrun_id, unsigned want, struct state_result **out,
+			  size_t *nout, struct errbuf *e)
 {
 	*out = NULL;
 	*nout = 0;
@@ -415,8 +431,21 @@ int crashdb_read_states(struct crashdb *db, int64_t fsrun_id, unsigned want, str
 	return 0;
 }
 
-int crashdb_read_state(struct crashdb *db, const struct fsrun *fr, int idx, unsigned want, struct state_result *out,
-		       struct errbuf *e)
+int crashdb_read_states(struct crashdb *db, int64_t fsrun_id, unsigned want, struct state_result **out, size_t *nout,
+			struct errbuf *e)
+{
+	*out = NULL;
+	*nout = 0;
+	int began = db_read_begin(db, e);
+	if (began < 0)
+		return -1;
+	int r = read_states_tx(db, fsrun_id, want, out, nout, e);
+	db_read_end(db, began);
+	return r;
+}
+
+static int read_state_tx(struct crashdb *db, const struct fsrun *fr, int idx, unsigned want,
+			 struct state_result *out, struct errbuf *e)
 {
 	memset(out, 0, sizeof(*out));
 	char *sql = xasprintf("%s WHERE fsrun_id = ? AND idx = ?", state_cols);
@@ -454,6 +483,18 @@ int crashdb_read_state(struct crashdb *db, const struct fsrun *fr, int idx, unsi
 		return -1;
 	}
 	return 0;
+}
+
+int crashdb_read_state(struct crashdb *db, const struct fsrun *fr, int idx, unsigned want, struct state_result *out,
+		       struct errbuf *e)
+{
+	memset(out, 0, sizeof(*out));
+	int began = db_read_begin(db, e);
+	if (began < 0)
+		return -1;
+	int r = read_state_tx(db, fr, idx, want, out, e);
+	db_read_end(db, began);
+	return r;
 }
 
 int64_t crashdb_unjudged(struct crashdb *db, int64_t run_id)

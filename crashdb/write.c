@@ -246,16 +246,18 @@ static int fsrun_end(void *ctx, const struct fsrun *f, struct errbuf *e)
 	struct crashdb *db = ctx;
 	int nested;
 	sqlite3_stmt *st = stmt(db, ST_FSRUN_UPDATE, e);
-	if (!st || db_tx_begin(db, &nested, e) < 0)
+	char what[96];
+	snprintf(what, sizeof(what), "cannot store the end of fs run %" PRId64, f->id);
+	if (!st || db_tx_begin(db, &nested, what, e) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, f->id);
 	bind_fsrun(st, f);
-	int ok = step_done(db, st, e, "cannot update the fs run") == 0;
+	int ok = step_done(db, st, e, what) == 0;
 	if (ok && sqlite3_changes(db->db) == 0)
 		ok = errbuf_set(e, EXIT_SOFTWARE, "fs run %" PRId64 " does not exist in '%s'", f->id, db->path) == 0;
 	ok = ok && write_ops(db, f, e) == 0;
 	ok = ok && (!f->models || db_write_fsrun_models(db, f->id, f->models, f->sim_notes, e) == 0);
-	return db_tx_end(db, nested, ok, e);
+	return db_tx_end(db, nested, ok, what, e);
 }
 
 /* ---- states ---- */
@@ -296,15 +298,19 @@ static int write_nodes(struct crashdb *db, int64_t id, const struct check_report
 	return 0;
 }
 
-int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgement *j, struct errbuf *e)
+int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgement *j, const char *what,
+		       struct errbuf *e)
 {
 	sqlite3_stmt *st = stmt(db, ST_STATE_JUDGED, e), *del = stmt(db, ST_VERDICTS_DELETE, e);
 	sqlite3_stmt *vt = stmt(db, ST_VERDICT_INSERT, e);
 	int nested;
-	if (!st || !del || !vt || db_tx_begin(db, &nested, e) < 0)
+	char own[96];
+	if (!what) {
+		snprintf(own, sizeof(own), "cannot store the verdicts of state %" PRId64, state_id);
+		what = own;
+	}
+	if (!st || !del || !vt || db_tx_begin(db, &nested, what, e) < 0)
 		return -1;
-	char what[96];
-	snprintf(what, sizeof(what), "cannot store the verdicts of state %" PRId64, state_id);
 	sqlite3_bind_int64(del, 1, state_id);
 	int ok = step_done(db, del, e, what) == 0;
 	sqlite3_bind_int64(st, 1, state_id);
@@ -320,10 +326,11 @@ int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgem
 		ok = errbuf_set(e, EXIT_SOFTWARE, "state %" PRId64 " does not exist in '%s'", state_id, db->path) == 0;
 	for (size_t i = 0; i < j->n && ok; i++) {
 		const struct verdict *v = &j->v[i];
+		const char *model = model_name(v->model), *kind = verdict_name(v->kind);
 		sqlite3_bind_int64(vt, 1, state_id);
-		db_bind_text(vt, 2, model_name(v->model));
+		db_bind_text(vt, 2, model);
 		db_bind_text(vt, 3, v->rule);
-		db_bind_text(vt, 4, verdict_name(v->kind));
+		db_bind_text(vt, 4, kind);
 		sqlite3_bind_int(vt, 5, v->op);
 		sqlite3_bind_int(vt, 6, v->trigger);
 		db_bind_text(vt, 7, v->path);
@@ -332,8 +339,13 @@ int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgem
 		db_bind_text(vt, 10, v->reason);
 		db_bind_text(vt, 11, v->cite);
 		ok = step_done(db, vt, e, what) == 0;
+		if (!ok) {
+			size_t l = strlen(e->msg);
+			snprintf(e->msg + l, sizeof(e->msg) - l, " (verdict %zu of %zu: %s %s %s)", i + 1, j->n,
+				 model ? model : "?", v->rule, kind);
+		}
 	}
-	return db_tx_end(db, nested, ok, e);
+	return db_tx_end(db, nested, ok, what, e);
 }
 
 static int state(void *ctx, const struct fsrun *fr, struct state_result *s, struct errbuf *e)
@@ -342,10 +354,10 @@ static int state(void *ctx, const struct fsrun *fr, struct state_result *s, stru
 	const struct check_report *c = &s->check;
 	sqlite3_stmt *st = stmt(db, ST_STATE_INSERT, e);
 	int nested;
-	if (!st || db_tx_begin(db, &nested, e) < 0)
-		return -1;
 	char what[128];
 	snprintf(what, sizeof(what), "cannot store state %d of fs run %" PRId64, s->idx, fr->id);
+	if (!st || db_tx_begin(db, &nested, what, e) < 0)
+		return -1;
 	sqlite3_bind_int64(st, 1, fr->id);
 	sqlite3_bind_int(st, 2, s->idx);
 	db_bind_text(st, 3, s->kind);
@@ -368,8 +380,8 @@ static int state(void *ctx, const struct fsrun *fr, struct state_result *s, stru
 	int ok = step_done(db, st, e, what) == 0;
 	int64_t id = ok ? sqlite3_last_insert_rowid(db->db) : 0;
 	ok = ok && write_nodes(db, id, c, e, what) == 0;
-	ok = ok && db_write_judgement(db, id, &s->judge, e) == 0;
-	if (db_tx_end(db, nested, ok, e) < 0)
+	ok = ok && db_write_judgement(db, id, &s->judge, what, e) == 0;
+	if (db_tx_end(db, nested, ok, what, e) < 0)
 		return -1;
 	s->id = id;
 	return 0;

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "cmd/render.h"
-#include "crashdb/crashdb.h"
+#include "crashdb/db.h"
 #include "engine/runner.h"
 #include "host/intr.h"
 #include "host/msg.h"
@@ -573,6 +573,57 @@ TEST(interrupt_and_resume)
 	free(want);
 	free(wd);
 	free(dbp);
+}
+
+/* ---- a store that fails half-way ---- */
+
+static int64_t db_count(struct crashdb *db, const char *sql)
+{
+	int64_t v = -1;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The sink fails on a verdict of the second state: the run stops with the
+ * sink's error, nothing of that state is stored, the first state is whole. */
+TEST(a_store_that_fails_mid_state)
+{
+	struct setup s;
+	setup(&s, dir);
+	char *dbp = xasprintf("%s/fail.db", dir);
+	struct crashdb *db;
+	CHECK(crashdb_open(dbp, &db, &s.e) == 0, "a database");
+	CHECK(sqlite3_exec(db->db, "CREATE TEMP TRIGGER inject BEFORE INSERT ON main.verdicts WHEN"
+				   " (SELECT idx FROM main.states WHERE id = NEW.state_id) = 1 AND NEW.model = 'posix'"
+				   " BEGIN SELECT RAISE(ABORT, 'injected failure'); END", NULL, NULL, NULL) == SQLITE_OK,
+	      "a failure injected at state 1's first posix verdict");
+	struct sink sink;
+	crashdb_sink(db, &sink);
+	int rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
+	CHECK(rc == -1 && s.e.code == EXIT_SOFTWARE && strstr(s.e.msg, "cannot store state 1 of fs run 1") &&
+		      strstr(s.e.msg, "injected failure") && strstr(s.e.msg, "posix"),
+	      "the run stops with the store's error, which names the state and the verdict (%d: %s)", rc, s.e.msg);
+	CHECK(s.fake.checks == 2 && db_count(db, "SELECT count(*) FROM fsruns") == 1,
+	      "nothing after the failing state was checked or stored (%d checks)", s.fake.checks);
+	CHECK(db_count(db, "SELECT count(*) FROM states") == 1 && db_count(db, "SELECT idx FROM states") == 0,
+	      "only state 0 is stored");
+	CHECK(db_count(db, "SELECT count(*) FROM nodes") == 2 &&
+		      db_count(db, "SELECT count(*) FROM verdicts WHERE model = 'posix'") > 0 &&
+		      db_count(db, "SELECT count(*) FROM verdicts WHERE state_id NOT IN (SELECT id FROM states)") == 0 &&
+		      db_count(db, "SELECT judged FROM states") == 1,
+	      "state 0 whole: its 2 nodes, its verdicts and its judgement; no orphan verdict");
+	CHECK(db_count(db, "SELECT count(*) FROM runs WHERE status = 'running' AND finished_at IS NULL") == 1 &&
+		      db_count(db, "SELECT count(*) FROM fsruns WHERE outcome = 'running'") == 1,
+	      "the run and its fs run stay 'running', as a killed run's do");
+	CHECK(db_count(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'") == 1 &&
+		      db_count(db, "SELECT count(*) FROM pragma_foreign_key_check") == 0,
+	      "the file is sound");
+	crashdb_close(db);
+	free(dbp);
+	teardown(&s);
 }
 
 /* ---- golden output, through the database ---- */
