@@ -119,9 +119,11 @@ void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 	}
 	for (size_t i = 0; i < cfg->drives.n; i++) {
 		strvec_push(a, "-drive");
-		strvec_pushf(a, "%s,if=none,id=disk%zu", cfg->drives.v[i], i);
+		strvec_pushf(a, "%s,if=none,id=disk%zu%s%s", cfg->drives.v[i], i, cfg->drive_opts ? "," : "",
+			     cfg->drive_opts ? cfg->drive_opts : "");
 		strvec_push(a, "-device");
-		strvec_pushf(a, "virtio-blk-pci,drive=disk%zu", i);
+		strvec_pushf(a, "virtio-blk-pci,drive=disk%zu%s%s", i, cfg->blk_opts ? "," : "",
+			     cfg->blk_opts ? cfg->blk_opts : "");
 	}
 	if (vm_qemu_has_sandbox()) {
 		strvec_push(a, "-sandbox");

@@ -35,6 +35,8 @@ struct vm_config {
 	const char *initrd;      /* initramfs */
 	const char *accel;       /* "kvm" or "tcg" (resolved) */
 	struct strvec drives;    /* full -drive specs (file=...,format=...) */
+	const char *blk_opts;    /* extra virtio-blk-pci properties of every drive ("request-merging=off"), or NULL */
+	const char *drive_opts;  /* extra -drive options of every drive ("werror=report"), or NULL */
 	const char *append;      /* extra kernel command line, or NULL */
 	int mem_mb;
 	bool shell;              /* console on the user's terminal, shell mode */
