@@ -376,8 +376,17 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 			       f->f.fs, ms.len ? ms.buf : "none", opts ? ", mount options " : "", opts ? opts : "", f->nst,
 			       f->nst == 1 ? "" : "s", tot[V_LOST], tot[V_BROKEN], tot[V_BONUS], tot[V_KEPT], tot[V_GONE]);
 		sbuf_free(&ms);
-		if (f->f.outcome && strcmp(f->f.outcome, "ok"))
-			printf(md ? "The recording or checking ended with outcome **%s**.\n\n" : "   outcome: %s\n", f->f.outcome);
+		if (f->f.outcome && strcmp(f->f.outcome, "ok")) {
+			/* a fs run that did not end well says so, with why: its counts are not a clean bill */
+			const char *err = f->f.error && *f->f.error ? f->f.error : NULL;
+			if (md)
+				printf("**This fs run did not finish: outcome %s**%s%.*s%s Only the states listed were checked.\n\n",
+				       f->f.outcome, err ? " (" : ".", err ? (int)strcspn(err, "\n") : 0, err ? err : "",
+				       err ? ")." : "");
+			else
+				printf("   NOT FINISHED: outcome %s%s%.*s; only the states below were checked\n", f->f.outcome,
+				       err ? ": " : "", err ? (int)strcspn(err, "\n") : 0, err ? err : "");
+		}
 		if (f->f.sim_notes)
 			printf(md ? "Simulator notes: %s\n\n" : "   simulator: %s\n", f->f.sim_notes);
 		/* rep[k]: the first state judged alike */
