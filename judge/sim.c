@@ -399,8 +399,9 @@ static int op_write(struct ctx *c, int *unsup)
 	mark_opened(s, op->path);
 	if (op->kind == WL_APPEND)
 		off = s->in[ino].size;
-	/* a short write (the disk full): the guest wrote its first ret bytes */
-	if (c->g && c->g->ret >= 0 && (uint64_t)c->g->ret < len)
+	/* a short write (the disk full): the guest wrote its first ret bytes,
+	 * then failed; a write that did not fail wrote them all */
+	if (c->g && c->g->err && c->g->ret >= 0 && (uint64_t)c->g->ret < len)
 		len = (uint64_t)c->g->ret;
 	if (off + len > (uint64_t)SIM_MAX_FILE) {
 		*unsup = 1;

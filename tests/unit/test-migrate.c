@@ -524,7 +524,7 @@ TEST(views_on_the_migrated_copy)
 		VIEW(name, p, "report 1", 0, "== ext4: models posix, ext4", "0 LOST, 0 broken",
 		     "state 1 (flush, ops up to 6 completed): explained");
 		VIEW(name, p, "report 2 --all", 0, "mount options data=journal", "did not mount; 0 LOST, 1 broken",
-		     "outcome: panic");
+		     "NOT FINISHED: outcome panic");
 		VIEW(name, p, "report --format json 2", 0, "\"fs\"", "\"U1\"");
 		VIEW(name, p, "list", 0, "ok                  0", "failed              1");
 		expect_sound(p, name, "after the views and judge ran on it");
