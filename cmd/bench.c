@@ -175,7 +175,7 @@ static int bench_check(const char *fs_list, const char *crash, const char *file,
 		const char *fs = fss.v[i];
 		struct times t = { 0 };
 		struct sink sink = { .ctx = &t, .state = keep_times };
-		struct fs_params fp = { fs, NULL, NULL };
+		struct fs_params fp = { .fs = fs };
 		struct fs_summary sum;
 		int r = runner_fs(&params, &fp, NULL, &sink, &sum, &e);
 		if (r) {

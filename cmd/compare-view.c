@@ -310,8 +310,11 @@ static void table_build(struct cmp_table *t, const struct cmp_source *src, size_
 			snprintf(c->head, sizeof(c->head), "run %" PRId64 " %s", c->run_id, c->fs);
 		else
 			snprintf(c->head, sizeof(c->head), "%s", c->fs);
+		const char *outcome = src[i].fr->outcome;
 		if (c->state >= 0)
 			snprintf(c->sub, sizeof(c->sub), "state %d", c->state);
+		else if (outcome && strcmp(outcome, "ok"))
+			snprintf(c->sub, sizeof(c->sub), "%s", outcome); /* the fs run failed or was interrupted */
 		else
 			snprintf(c->sub, sizeof(c->sub), "no states");
 		if (i && c->after_op != t->col[0].after_op)

@@ -19,7 +19,9 @@ static const char list_usage[] =
 	"\n"
 	"List the runs of a database, oldest first, one line each: the run id (what\n"
 	"show, report and compare take), when it started (UTC), its status (ok,\n"
-	"findings, failed, running: a run that never finished), its findings (a\n"
+	"findings, failed; interrupted: stopped by Ctrl-C or SIGTERM; running; crashed:\n"
+	"stored as running, but no crashlab runs it any more - 'crashlab run --resume\n"
+	"RUN' goes on with an interrupted or crashed run), its findings (a\n"
 	"promise LOST under a model the file system was judged for, or a universal\n"
 	"rule broken; '?' when states are not judged yet: 'crashlab judge RUN'), its\n"
 	"crash states, the file systems, the guest kernel, the workload, and the\n"
@@ -93,7 +95,7 @@ int cmd_list(int argc, char **argv, struct cmd_ctx *ctx)
 	} else if (!nrows) {
 		printf("no runs in '%s' yet; 'crashlab run WORKLOAD.wl' makes one\n", crashdb_path(db));
 	} else {
-		printf("%4s  %-16s  %-8s  %8s  %6s  %-19s  %-16s  %s\n", "id", "started (UTC)", "status", "findings",
+		printf("%4s  %-16s  %-11s  %8s  %6s  %-19s  %-16s  %s\n", "id", "started (UTC)", "status", "findings",
 		       "states", "file systems", "kernel", "workload and options");
 		for (size_t i = 0; i < nrows; i++) {
 			const struct run_row *r = &rows[i];
@@ -105,7 +107,7 @@ int cmd_list(int argc, char **argv, struct cmd_ctx *ctx)
 				snprintf(found, sizeof(found), "%" PRId64, r->findings);
 			/* the release ("6.12.118"), not the whole uname line */
 			const char *kv = r->kernel_version ? r->kernel_version : "?";
-			printf("%4" PRId64 "  %-16s  %-8s  %8s  %6" PRId64 "  %-19s  %-16.*s  %s%s%s\n", r->id, t,
+			printf("%4" PRId64 "  %-16s  %-11s  %8s  %6" PRId64 "  %-19s  %-16.*s  %s%s%s\n", r->id, t,
 			       r->status ? r->status : "?", found, r->states, r->fs ? r->fs : "-", (int)strcspn(kv, " "), kv, r->workload_file ? r->workload_file : "?",
 			       r->options ? "  " : "", r->options ? r->options : "");
 		}

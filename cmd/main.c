@@ -25,8 +25,8 @@ static void usage(FILE *f)
 		   "--kernel PATH and --accel, those that use a database --db FILE.\n"
 		   "Exit codes: 0 ok, 1 a promise broken, 2 usage, 65 malformed input, 66 missing\n"
 		   "input, 69 guest could not run, 70 internal error, 71 build failed, 73 cache\n"
-		   "not writable, 76 patch does not apply, 78 configuration, 124 guest timeout,\n"
-		   "125 guest kernel panic.\n");
+		   "or database not writable, 76 patch does not apply, 78 configuration, 124\n"
+		   "guest timeout, 125 guest kernel panic.\n");
 }
 
 static _Noreturn void unknown(const char *name)

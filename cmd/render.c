@@ -22,7 +22,8 @@ void render_run_table(FILE *f, const struct run_info *run, const struct fs_summa
 		char t[16];
 		render_time(s->ms / 1000, t, sizeof(t));
 		fprintf(f, "%-7s %7zu %7zu %7zu %9zu %8s  ", s->fs, s->states, s->mount_fail, s->fsck_fail, s->distinct, t);
-		render_put(f, s->error, strcspn(s->error, "\n"));
+		const char *why = s->error[0] ? s->error : strcmp(s->outcome, "ok") && s->outcome[0] ? s->outcome : "";
+		render_put(f, why, strcspn(why, "\n"));
 		fputc('\n', f);
 	}
 	fprintf(f, "\n%-7s %-12s %6s %7s %6s %6s %6s  %s\n", "fs", "model", "LOST", "broken", "bonus", "kept", "gone",
@@ -30,6 +31,13 @@ void render_run_table(FILE *f, const struct run_info *run, const struct fs_summa
 	for (size_t i = 0; i < n; i++) {
 		const struct fs_summary *s = &sums[i];
 		size_t broken = s->verdicts[MODEL_UNIVERSAL][V_BROKEN];
+		/* a fs run that did not end well says so: no row of zeros that looks judged */
+		const char *ended = s->outcome[0] && strcmp(s->outcome, "ok") ? s->outcome : NULL;
+		if (ended && !s->judged) {
+			fprintf(f, "%-7s %-12s %s\n", s->fs, "-", !strcmp(ended, "not started") ? "not started: nothing judged"
+				: "nothing judged: the fs run failed (see above)");
+			continue;
+		}
 		for (int m = 0; m < MODEL_COUNT; m++) {
 			if (!(s->models & (1u << m)))
 				continue;
@@ -39,6 +47,9 @@ void render_run_table(FILE *f, const struct run_info *run, const struct fs_summa
 		if (s->unexplained)
 			fprintf(f, "%-7s %zu state%s no set of ops explains (U3)\n", s->fs, s->unexplained,
 				s->unexplained == 1 ? "" : "s");
+		if (ended)
+			fprintf(f, "%-7s counts of the %zu state%s judged before the fs run ended (%s)\n", s->fs, s->judged,
+				s->judged == 1 ? "" : "s", ended);
 	}
 }
 

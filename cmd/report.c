@@ -387,8 +387,17 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 			       f->f.fs, ms.len ? ms.buf : "none", opts ? ", mount options " : "", opts ? opts : "", f->nst,
 			       f->nst == 1 ? "" : "s", tot[V_LOST], tot[V_BROKEN], tot[V_BONUS], tot[V_KEPT], tot[V_GONE]);
 		sbuf_free(&ms);
-		if (f->f.outcome && strcmp(f->f.outcome, "ok"))
-			printf(md ? "The recording or checking ended with outcome **%s**.\n\n" : "   outcome: %s\n", f->f.outcome);
+		if (f->f.outcome && strcmp(f->f.outcome, "ok")) {
+			/* a fs run that did not end well says so, with why: its counts are not a clean bill */
+			const char *err = f->f.error && *f->f.error ? f->f.error : NULL;
+			printf(md ? "**This fs run did not finish: outcome %s**" : "   NOT FINISHED: outcome %s", f->f.outcome);
+			if (err) {
+				printf(md ? " (" : ": ");
+				render_put(stdout, err, strcspn(err, "\n"));
+				printf(md ? ")" : "");
+			}
+			printf(md ? ". Only the states listed were checked.\n\n" : "; only the states below were checked\n");
+		}
 		if (f->f.sim_notes) {
 			printf(md ? "Simulator notes: " : "   simulator: ");
 			render_lines(stdout, f->f.sim_notes, strlen(f->f.sim_notes));

@@ -19,6 +19,7 @@
 #include "crashdb/crashdb.h"
 #include "engine/guest.h"
 #include "engine/runner.h"
+#include "host/intr.h"
 #include "host/msg.h"
 #include "host/sys.h"
 #include "judge/judge.h"
@@ -52,6 +53,16 @@ static const char run_usage[] =
 	"exit status: 1 when a selected model has a LOST or a universal rule is\n"
 	"broken, 0 when every state is as promised.\n"
 	"\n"
+	"interrupting: Ctrl-C (SIGINT) or SIGTERM stops the run within a second or two:\n"
+	"the guests are killed, every crash state stored so far stays (each is stored\n"
+	"whole or not at all), the run is marked 'interrupted' and the command exits\n"
+	"130 (143 for SIGTERM). 'crashlab run --resume RUN' goes on where it stopped,\n"
+	"also after crashlab itself was killed ('crashlab list' says 'crashed'): it\n"
+	"takes the stored options and workload, keeps every file system that had\n"
+	"finished and every state already checked, checks the rest of a recorded log,\n"
+	"and records again a file system whose recording had not finished. A second\n"
+	"Ctrl-C stops at once; the run can still be resumed.\n"
+	"\n"
 	"crash modes:\n"
 	"  flush    one state per flush after setup, plus the final state (default)\n"
 	"  write    every prefix of the write log\n"
@@ -63,6 +74,7 @@ static const char run_usage[] =
 	"  crashlab run tutorials/seed/seed.wl\n"
 	"  crashlab run my.wl --fs ext4,xfs --crash reorder --seed 7 --max-states 200\n"
 	"  crashlab run my.wl --check      # parse and simulate only\n"
+	"  crashlab run --resume last      # go on with a run that was interrupted\n"
 	"  crashlab run my.wl --fs ext4 --mkfs-opts ext4:'-O ^has_journal' --mount-opts ext4:data=journal\n"
 	"then: crashlab show last\n";
 
@@ -137,24 +149,106 @@ static void workload_hints(const struct wl_workload *w, const struct sim *s, con
 		     "only the universal rules and ordering promises can be broken; add one to test durability", file);
 }
 
-int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
+/* The options of one run, as typed or as a resumed run stored them. */
+struct run_args {
+	const char *fs_list, *crash, *size_s, *model_list, *resume;
+	struct strvec mkfs_opts, mount_opts;
+	int seed, max_states, torn, check_only;
+};
+
+/* Parse argv into a (defaults first); the count of positionals (argv[0..n)). */
+static int parse_args(struct cmd_ctx *ctx, int argc, char **argv, struct run_args *a)
 {
-	const char *fs_list = "all", *crash = "flush", *size_s = "512M", *model_list = NULL;
-	struct strvec mkfs_opts = STRVEC_INIT, mount_opts = STRVEC_INIT;
-	int seed = 1, max_states = 0, torn = 0, check_only = 0;
+	*a = (struct run_args){ .fs_list = "all", .crash = "flush", .size_s = "512M", .seed = 1 };
 	const struct opt opts[] = {
-		{ OPT_BOOL, 0, "check", &check_only, NULL, "only check the workload: parse and simulate it, run nothing" },
-		{ OPT_STRING, 0, "fs", &fs_list, "LIST", "file systems, comma-separated (default: all four)" },
-		{ OPT_STRING, 0, "crash", &crash, "MODE", "flush (default), write or reorder" },
-		{ OPT_INT, 0, "seed", &seed, "N", "seed of --crash reorder's random subsets (default 1)" },
-		{ OPT_INT, 0, "max-states", &max_states, "N", "cap on crash states per file system (default 1024)" },
-		{ OPT_BOOL, 0, "torn", &torn, NULL, "reorder: also tear writes at 512-byte sectors" },
-		{ OPT_LIST, 0, "mkfs-opts", &mkfs_opts, "FS:OPTS", "extra mkfs options for one fs; repeatable" },
-		{ OPT_LIST, 0, "mount-opts", &mount_opts, "FS:OPTS", "mount options for one fs; repeatable" },
-		{ OPT_STRING, 0, "size", &size_s, "SIZE", "test disk size (default 512M; xfs needs 300M)" },
-		{ OPT_STRING, 0, "model", &model_list, "LIST", "models to count and judge the exit status by, or 'all'" },
+		{ OPT_BOOL, 0, "check", &a->check_only, NULL, "only check the workload: parse and simulate it, run nothing" },
+		{ OPT_STRING, 0, "fs", &a->fs_list, "LIST", "file systems, comma-separated (default: all four)" },
+		{ OPT_STRING, 0, "crash", &a->crash, "MODE", "flush (default), write or reorder" },
+		{ OPT_INT, 0, "seed", &a->seed, "N", "seed of --crash reorder's random subsets (default 1)" },
+		{ OPT_INT, 0, "max-states", &a->max_states, "N", "cap on crash states per file system (default 1024)" },
+		{ OPT_BOOL, 0, "torn", &a->torn, NULL, "reorder: also tear writes at 512-byte sectors" },
+		{ OPT_LIST, 0, "mkfs-opts", &a->mkfs_opts, "FS:OPTS", "extra mkfs options for one fs; repeatable" },
+		{ OPT_LIST, 0, "mount-opts", &a->mount_opts, "FS:OPTS", "mount options for one fs; repeatable" },
+		{ OPT_STRING, 0, "size", &a->size_s, "SIZE", "test disk size (default 512M; xfs needs 300M)" },
+		{ OPT_STRING, 0, "model", &a->model_list, "LIST", "models to count and judge the exit status by, or 'all'" },
+		{ OPT_STRING, 0, "resume", &a->resume, "RUN", "go on with an interrupted or crashed run (id, last, last~N)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
+	return cmd_parse(ctx, argc, argv, opts, run_usage, 0);
+}
+
+static void run_args_free(struct run_args *a)
+{
+	strvec_free(&a->mkfs_opts);
+	strvec_free(&a->mount_opts);
+}
+
+/* The run to resume, with the options it was started with (from its stored
+ * command line) in a and its workload in w; dies when it cannot go on. The
+ * run's lock is taken (*lock_fd). */
+static void resume_prepare(struct cmd_ctx *ctx, struct crashdb *db, struct run_info *run, struct run_args *a,
+			   struct wl_workload *w, struct strvec *av, int *lock_fd)
+{
+	struct errbuf e;
+	int64_t id;
+	if (crashdb_resolve_run(db, a->resume, &id, &e) < 0 || crashdb_read_run(db, id, run, &e) < 0)
+		die_err(&e);
+	if (!strcmp(run->status, "running"))
+		die_code(EXIT_USAGE, "run %" PRId64 " is still running (crashlab pid %" PRId64 "); stop it first or let it end",
+			 id, run->pid);
+	if (strcmp(run->status, "interrupted") && strcmp(run->status, "crashed"))
+		die_code(EXIT_USAGE, "run %" PRId64 " ended (status %s): there is nothing to resume", id, run->status);
+	/* the options it was started with (a's strings point into av) */
+	strvec_split(av, run->cmdline ? run->cmdline : "");
+	if (av->n < 2 || strcmp(av->v[0], "crashlab") || strcmp(av->v[1], "run"))
+		die_code(EXIT_DATAERR, "run %" PRId64 "'s command line is not a crashlab run: '%s'", id,
+			 run->cmdline ? run->cmdline : "");
+	const char *db_path = ctx->db_path, *kernel = ctx->kernel, *accel = ctx->accel;
+	int verbose = ctx->verbose, quiet = ctx->quiet;
+	char **args = xcalloc(av->n, sizeof(char *));
+	for (size_t i = 1; i < av->n; i++)
+		args[i - 1] = av->v[i];
+	run_args_free(a);
+	int n = parse_args(ctx, (int)av->n - 1, args, a);
+	if (n != 1 || a->resume)
+		die_code(EXIT_DATAERR, "run %" PRId64 "'s command line cannot be resumed: '%s'", id, run->cmdline);
+	/* where and how it runs now is this invocation's business */
+	ctx->db_path = db_path;
+	ctx->accel = accel;
+	ctx->verbose = verbose;
+	ctx->quiet = quiet;
+	msg_configure(verbose, quiet);
+	if (kernel)
+		ctx->kernel = kernel;
+	free(args);
+	if (!run->workload_text || wl_parse(run->workload_file ? run->workload_file : "workload", run->workload_text, w,
+					     &e) < 0)
+		die_code(EXIT_DATAERR, "run %" PRId64 "'s stored workload does not parse: %s", id, e.msg);
+	/* the same kernel, or the results would not be one run's */
+	char *key = kernel_key_of(ctx->kernel);
+	if (run->kernel_key && *run->kernel_key && strcmp(key, run->kernel_key))
+		die_code(EXIT_USAGE, "run %" PRId64 " used another kernel (%s); this crashlab's is %s: resume it with the "
+			 "crashlab and kernel series it was started with, or give its kernel with --kernel",
+			 id, run->kernel_key, key);
+	free(key);
+	if (!run->workdir)
+		die_code(EXIT_DATAERR, "run %" PRId64 " was stored by an older crashlab that did not keep its folder: it "
+			 "cannot be resumed; run it again", id);
+	if (mkdir_p(run->workdir, 0755) < 0)
+		die_code(exit_for_errno(errno), "cannot create '%s': %s", run->workdir, errno_advice(errno));
+	char *lock = xasprintf("%s/" CRASHDB_RUN_LOCK, run->workdir);
+	*lock_fd = lock_take(lock);
+	if (*lock_fd < 0)
+		die_code(errno == EWOULDBLOCK ? EXIT_USAGE : exit_for_errno(errno), "cannot lock run %" PRId64 " ('%s'): %s",
+			 id, lock, errno == EWOULDBLOCK ? "another crashlab is resuming it" : errno_advice(errno));
+	free(lock);
+	run->pid = getpid();
+	if (crashdb_run_resume(db, run, &e) < 0)
+		die_err(&e);
+}
+
+int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
+{
 	char *cmdline;
 	{
 		struct strvec all = STRVEC_INIT;
@@ -166,38 +260,54 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		strvec_free(&all);
 	}
 	const char *cmd = ctx->name;
-	int n = cmd_parse(ctx, argc, argv, opts, run_usage, 0);
-	if (n != 1)
-		usage_error(cmd, n ? "give one workload file" : "no workload file given");
-	enum crash_mode mode;
-	if (crash_mode_parse(crash, &mode) < 0)
-		usage_error(cmd, "unknown crash mode '%s' (use flush, write or reorder)", crash);
-	if (torn && mode != CRASH_REORDER)
-		usage_error(cmd, "--torn needs --crash reorder");
-	long long size = cmd_size(ctx, size_s);
-	struct strvec fss = STRVEC_INIT;
+	struct run_args a;
+	int n = parse_args(ctx, argc, argv, &a);
+	const int resuming = a.resume != NULL; /* a is the stored run's options once resume_prepare read them */
 	struct errbuf e;
-	cmd_fs_list(ctx, fs_list, &fss);
-	check_opts_list(cmd, &mkfs_opts, "--mkfs-opts", &fss);
-	check_opts_list(cmd, &mount_opts, "--mount-opts", &fss);
-
-	/* The workload: a parse error stops everything before anything runs. */
-	const char *file = argv[0];
 	struct sbuf text = SBUF_INIT;
 	struct wl_workload w;
+	struct run_info run = { 0 };
+	struct crashdb *db = NULL;
+	int lock_fd = -1;
+	struct strvec stored_args = STRVEC_INIT;
+	const char *file;
+	if (resuming) {
+		if (n)
+			usage_error(cmd, "--resume takes the run's own workload and options: give nothing else");
+		db = cmd_db_existing(ctx);
+		resume_prepare(ctx, db, &run, &a, &w, &stored_args, &lock_fd);
+		file = run.workload_file;
+	} else {
+		if (n != 1)
+			usage_error(cmd, n ? "give one workload file" : "no workload file given");
+		/* The workload: a parse error stops everything before anything runs. */
+		file = argv[0];
+		if (wl_load(file, &text, &w, &e) < 0)
+			die_err(&e);
+	}
+	enum crash_mode mode;
+	if (crash_mode_parse(a.crash, &mode) < 0)
+		usage_error(cmd, "unknown crash mode '%s' (use flush, write or reorder)", a.crash);
+	if (a.torn && mode != CRASH_REORDER)
+		usage_error(cmd, "--torn needs --crash reorder");
+	long long size = cmd_size(ctx, a.size_s);
+	struct strvec fss = STRVEC_INIT;
+	cmd_fs_list(ctx, a.fs_list, &fss);
+	check_opts_list(cmd, &a.mkfs_opts, "--mkfs-opts", &fss);
+	check_opts_list(cmd, &a.mount_opts, "--mount-opts", &fss);
+
 	unsigned set;
-	if (wl_load(file, &text, &w, &e) < 0)
-		die_err(&e);
-	if (models_select(model_list, NULL, NULL, &w, &set, &e) < 0)
+	if (models_select(a.model_list, NULL, NULL, &w, &set, &e) < 0)
 		usage_error(cmd, "%s", e.msg);
 	struct sim sim; /* the workload simulated once: what it cannot model stops it, what fails is said */
 	if (sim_run(&sim, &w, NULL, &e) < 0)
 		die_code(EXIT_DATAERR, "%s: %s", file, e.msg);
-	workload_hints(&w, &sim, file);
+	if (!resuming)
+		workload_hints(&w, &sim, file);
 	sim_free(&sim);
 	if (expect_validate(&w, &e) < 0)
 		die_err(&e);
-	if (check_only) {
+	if (a.check_only) {
 		printf("%s: %zu setup op%s, %zu run op%s, %zu expectation%s", file, w.nsetup, w.nsetup == 1 ? "" : "s",
 		       w.n - w.nsetup, w.n - w.nsetup == 1 ? "" : "s", w.nexpects, w.nexpects == 1 ? "" : "s");
 		if (w.nexpects)
@@ -206,39 +316,59 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		wl_free(&w);
 		sbuf_free(&text);
 		free(cmdline);
+		run_args_free(&a);
+		strvec_free(&fss);
+		strvec_free(&stored_args);
 		return 0;
 	}
 
-	struct crashdb *db = cmd_db_open(ctx);
 	struct vm_config guest = { .mem_mb = 1024 };
 	cmd_guest(ctx, &guest);
-	const char *kver = kernel_version(guest.kernel);
-	struct run_info run = {
-		.started_at = utc_now(), .cmdline = cmdline, .accel = xstrdup(guest.accel),
-		.kernel_version = xstrdup(kver ? kver : ""), .kernel_key = kernel_key_of(ctx->kernel),
-		.workload_file = xstrdup(file), .workload_text = xstrdup(text.buf), .crash_mode = xstrdup(crash),
-		.seed = seed, .max_states = max_states, .torn = torn, .status = xstrdup("running"),
-	};
-	/* The write logs stay with the run (so any state can be rebuilt); the
-	 * folder is unique even across databases. */
-	char *runs = cache_subdir("runs", &e);
-	if (!runs)
-		die_err(&e);
-	char *workdir = xasprintf("%s/%s-%d", runs, run.started_at, (int)getpid());
-	if (mkdir_p(workdir, 0755) < 0)
-		die_code(exit_for_errno(errno), "cannot create '%s': %s", workdir, errno_advice(errno));
+	if (!resuming) {
+		db = cmd_db_open(ctx);
+		const char *kver = kernel_version(guest.kernel);
+		run = (struct run_info){
+			.started_at = utc_now(), .cmdline = cmdline, .accel = xstrdup(guest.accel),
+			.kernel_version = xstrdup(kver ? kver : ""), .kernel_key = kernel_key_of(ctx->kernel),
+			.workload_file = xstrdup(file), .workload_text = xstrdup(text.buf), .crash_mode = xstrdup(a.crash),
+			.seed = a.seed, .max_states = a.max_states, .torn = a.torn, .status = xstrdup("running"),
+			.pid = getpid(),
+		};
+		cmdline = NULL;
+		/* The write logs, consoles and the lock stay with the run (so any
+		 * state can be rebuilt, and the run resumed); the folder is unique
+		 * even across databases. */
+		char *runs = cache_subdir("runs", &e);
+		if (!runs)
+			die_err(&e);
+		run.workdir = xasprintf("%s/%s-%d", runs, run.started_at, (int)getpid());
+		free(runs);
+		if (mkdir_p(run.workdir, 0755) < 0)
+			die_code(exit_for_errno(errno), "cannot create '%s': %s", run.workdir, errno_advice(errno));
+		char *lock = xasprintf("%s/" CRASHDB_RUN_LOCK, run.workdir);
+		lock_fd = lock_take(lock);
+		if (lock_fd < 0)
+			die_code(exit_for_errno(errno), "cannot lock '%s': %s", lock, errno_advice(errno));
+		free(lock);
+	}
 
 	struct fs_params *fps = xcalloc(fss.n, sizeof(*fps));
 	for (size_t i = 0; i < fss.n; i++)
-		fps[i] = (struct fs_params){ fss.v[i], opts_for(&mkfs_opts, fss.v[i]), opts_for(&mount_opts, fss.v[i]) };
+		fps[i] = (struct fs_params){ fss.v[i], opts_for(&a.mkfs_opts, fss.v[i]), opts_for(&a.mount_opts, fss.v[i]),
+					     NULL };
+	struct crashdb_resume R = { 0 };
+	if (resuming && crashdb_resume_fs(db, &run, &w, fps, fss.n, &R, &e) < 0)
+		die_err(&e);
 	struct run_params params = {
-		.w = &w, .guest = &guest, .backend = backend_qemu(), .size = size, .mode = mode, .seed = (uint64_t)seed,
-		.max_states = (size_t)max_states, .torn = torn, .workdir = workdir, .models = model_list,
+		.w = &w, .guest = &guest, .backend = backend_qemu(), .size = size, .mode = mode, .seed = (uint64_t)a.seed,
+		.max_states = (size_t)a.max_states, .torn = a.torn, .workdir = run.workdir, .models = a.model_list,
 	};
 	guest_barrier_syscalls(ctx->kernel, &params.nr_fbarrier, &params.nr_fdatabarrier);
 	struct sink sink;
 	crashdb_sink(db, &sink);
 	struct fs_summary *sums = xcalloc(fss.n, sizeof(*sums));
+	/* From here a Ctrl-C stops the run between two steps, nothing half-stored. */
+	intr_install();
 	int rc = runner_run(&params, fps, fss.n, &run, &sink, sums, &e);
 	if (rc < 0)
 		die_err(&e);
@@ -247,25 +377,32 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		if (sums[i].exit_code)
 			error("%s: %s", sums[i].fs, sums[i].error);
 	render_run_table(stdout, &run, sums, fss.n);
-	printf("findings: crashlab report %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
-	printf("details: crashlab show %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
-	/* Last, what each file system kept, side by side: the answer the run
-	 * was for. Marked under the one model --model names, else each fs's own. */
-	int view_model = model_list && !strchr(model_list, ',') ? model_parse(model_list) : -1;
-	putchar('\n');
-	if (cmp_show(db, &run.id, 1, NULL, view_model, "text", &e) < 0)
-		warning("the comparison view: %s", e.msg);
+	if (intr_pending()) {
+		printf("interrupted: what was checked is stored; go on with: crashlab run --resume %" PRId64 "%s\n", run.id,
+		       cmd_db_arg(ctx));
+	} else {
+		printf("findings: crashlab report %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
+		printf("details: crashlab show %" PRId64 "%s\n", run.id, cmd_db_arg(ctx));
+		/* Last, what each file system kept, side by side: the answer the run
+		 * was for. Marked under the one model --model names, else each fs's own. */
+		int view_model = a.model_list && !strchr(a.model_list, ',') ? model_parse(a.model_list) : -1;
+		putchar('\n');
+		if (cmp_show(db, &run.id, 1, NULL, view_model, "text", &e) < 0)
+			warning("the comparison view: %s", e.msg);
+	}
 	crashdb_close(db);
+	if (lock_fd >= 0)
+		close(lock_fd);
+	crashdb_resume_free(&R);
 	free(sums);
 	free(fps);
-	free(workdir);
-	free(runs);
+	free(cmdline);
 	run_info_free(&run);
 	guest_config_free(&guest);
 	wl_free(&w);
 	sbuf_free(&text);
 	strvec_free(&fss);
-	strvec_free(&mkfs_opts);
-	strvec_free(&mount_opts);
+	run_args_free(&a);
+	strvec_free(&stored_args);
 	return rc;
 }

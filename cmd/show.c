@@ -10,6 +10,7 @@
  * thing. The tree is sorted with '/' below every other byte, so a
  * directory's children follow it directly ("A", "A/x", "A-b").
  */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -138,6 +139,31 @@ static char *op_text(const struct wl_op *op)
 	return t;
 }
 
+/* The guests' console logs kept beside the write log (recording, checking,
+ * and each crash state that took a checker guest down). */
+static void print_consoles(const struct fsrun *f)
+{
+	const char *slash = strrchr(f->log_path, '/');
+	char *dir = slash ? xstrndup(f->log_path, (size_t)(slash - f->log_path)) : xstrdup(".");
+	DIR *d = opendir(dir);
+	struct strvec found = STRVEC_INIT;
+	size_t n = strlen(f->fs);
+	for (struct dirent *de; d && (de = readdir(d));) {
+		const char *name = de->d_name;
+		size_t l = strlen(name);
+		if (!strncmp(name, f->fs, n) && (name[n] == '.' || name[n] == '-') && l > 12 &&
+		    !strcmp(name + l - 12, "-console.log"))
+			strvec_pushf(&found, "%s/%s", dir, name);
+	}
+	if (d)
+		closedir(d);
+	strvec_sort(&found);
+	for (size_t i = 0; i < found.n; i++)
+		printf("%s%s\n", i ? "          " : "consoles  ", found.v[i]);
+	strvec_free(&found);
+	free(dir);
+}
+
 static void text_fsrun(const struct fsrun *f, const struct state_result *st, size_t nst, int verbose)
 {
 	printf("\n== %s (fs run %" PRId64 ")\n", f->fs, f->id);
@@ -156,8 +182,10 @@ static void text_fsrun(const struct fsrun *f, const struct state_result *st, siz
 	       " discards, %" PRId64 " bytes%s\n",
 	       f->log.entries, f->log.committed, f->log.flushes, f->log.writes, f->log.discards, f->log.bytes,
 	       f->log.truncated ? ", a truncated last entry dropped" : "");
-	if (f->log_path)
+	if (f->log_path) {
 		printf("log file  %s\n", f->log_path);
+		print_consoles(f);
+	}
 	printf("setup     ends at log position %" PRId64 "\n", f->setup_end);
 
 	printf("\nops\n");

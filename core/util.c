@@ -234,6 +234,9 @@ void strvec_split(struct strvec *sv, const char *s)
 		} else if (*s == '\'' || *s == '"') {
 			q = *s;
 			have = true;
+		} else if (*s == '\\' && s[1]) {
+			sbuf_add(&word, ++s, 1);
+			have = true;
 		} else if (*s == ' ' || *s == '\t') {
 			if (have) {
 				strvec_push(sv, word.buf ? word.buf : "");

@@ -81,7 +81,9 @@ bool strvec_has(const struct strvec *sv, const char *s);
 void strvec_sort(struct strvec *sv);
 /* Shell-quoted one-line rendering, for "rerun by hand" messages. */
 char *strvec_join_quoted(const struct strvec *sv);
-/* Split a string on spaces (respecting simple '...' and "..." quoting). */
+/* Split a string on spaces as a shell does for plain words: '...' and "..."
+ * quote, a backslash outside quotes takes the next character as it is; so
+ * it reads back what strvec_join_quoted wrote. */
 void strvec_split(struct strvec *sv, const char *s);
 
 /* Whole-fd and whole-file I/O: -1 and errno on failure (retries EINTR and short writes). */

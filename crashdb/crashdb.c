@@ -24,6 +24,13 @@
  * takes the write lock up front, so the commit cannot fail with "busy"
  * half-way, and any failing row rolls the whole group back. When the caller
  * already holds a transaction the group becomes a savepoint inside it.
+ *
+ * A failure says what was being stored and sqlite's reason, and the reason
+ * picks the exit code when it is the file's state rather than the caller's
+ * (db_fail): full, read-only, or locked by another process past the busy
+ * timeout is 73 with what to do, damaged is 65, a row the schema refuses is
+ * 70. Opening reads the file's identity in one read transaction, so a file
+ * that another crashlab is creating at that moment is never seen half made.
  */
 #include "crashdb/db.h"
 
@@ -164,6 +171,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE states ADD COLUMN timeline TEXT;\n"
 	"ALTER TABLE fsruns ADD COLUMN models TEXT;\n"
 	"ALTER TABLE fsruns ADD COLUMN sim_notes TEXT;\n",
+	/* 2 -> 3: runs that stop can go on (crashlab run --resume): where their
+	 * logs and lock are, who runs them, how often they were resumed */
+	"ALTER TABLE runs ADD COLUMN workdir TEXT;\n"
+	"ALTER TABLE runs ADD COLUMN pid INTEGER;\n"
+	"ALTER TABLE runs ADD COLUMN resumes INTEGER NOT NULL DEFAULT 0;\n",
 };
 
 #define SCHEMA_VERSION ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -171,10 +183,46 @@ static const char *const migrations[] = {
 
 int db_fail(struct crashdb *db, struct errbuf *e, int code, const char *what)
 {
-	int rc = sqlite3_errcode(db->db);
-	if (rc == SQLITE_FULL)
+	char advice[160] = "";
+	switch (sqlite3_errcode(db->db)) {
+	case SQLITE_FULL:
 		code = EXIT_CANTCREAT;
-	return errbuf_set(e, code, "%s in '%s': %s", what, db->path, sqlite3_errmsg(db->db));
+		snprintf(advice, sizeof(advice), "; free some space where it is, or give another file with --db");
+		break;
+	case SQLITE_READONLY:
+		code = EXIT_CANTCREAT;
+		snprintf(advice, sizeof(advice), "; crashlab writes the file and its directory: check their permissions, or "
+			 "give another file with --db");
+		break;
+	case SQLITE_BUSY:
+	case SQLITE_LOCKED:
+		code = EXIT_CANTCREAT;
+		snprintf(advice, sizeof(advice), "; another process kept it locked for more than the %g s crashlab waits; "
+			 "try again when it is done", db->busy_ms / 1000.0);
+		break;
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+		code = EXIT_DATAERR;
+		snprintf(advice, sizeof(advice), "; the file is damaged: restore it or start a new one");
+		break;
+	case SQLITE_CONSTRAINT:
+		code = EXIT_SOFTWARE; /* a row the schema refuses: the caller's bug, not the file's */
+		break;
+	case SQLITE_IOERR:
+	case SQLITE_CANTOPEN: {
+		/* e.g. no room for the -shm or -wal file beside it */
+		int sys = sqlite3_system_errno(db->db);
+		if (sys == ENOSPC || sys == EDQUOT)
+			snprintf(advice, sizeof(advice), "; no space left on device: free some space where it is, or give "
+				 "another file with --db");
+		else if (sys)
+			snprintf(advice, sizeof(advice), "; %s", errno_advice(sys));
+		if (sys && exit_for_errno(sys) == EXIT_CANTCREAT)
+			code = EXIT_CANTCREAT;
+		break;
+	}
+	}
+	return errbuf_set(e, code, "%s in '%s': %s%s", what, db->path, sqlite3_errmsg(db->db), advice);
 }
 
 int db_exec(struct crashdb *db, const char *sql, struct errbuf *e, const char *what)
@@ -194,15 +242,16 @@ sqlite3_stmt *db_prepare(struct crashdb *db, const char *sql, struct errbuf *e)
 	return st;
 }
 
-int db_tx_begin(struct crashdb *db, int *nested, struct errbuf *e)
+int db_tx_begin(struct crashdb *db, int *nested, const char *what, struct errbuf *e)
 {
 	*nested = !sqlite3_get_autocommit(db->db);
-	return db_exec(db, *nested ? "SAVEPOINT crashdb_group" : "BEGIN IMMEDIATE", e, "cannot start a transaction");
+	return db_exec(db, *nested ? "SAVEPOINT crashdb_group" : "BEGIN IMMEDIATE", e,
+		       what ? what : "cannot start a transaction");
 }
 
-int db_tx_end(struct crashdb *db, int nested, int ok, struct errbuf *e)
+int db_tx_end(struct crashdb *db, int nested, int ok, const char *what, struct errbuf *e)
 {
-	if (ok && db_exec(db, nested ? "RELEASE crashdb_group" : "COMMIT", e, "cannot commit") == 0)
+	if (ok && db_exec(db, nested ? "RELEASE crashdb_group" : "COMMIT", e, what ? what : "cannot commit") == 0)
 		return 0;
 	/* The failure is already in e; the rollback must not replace it. */
 	if (nested)
@@ -210,6 +259,23 @@ int db_tx_end(struct crashdb *db, int nested, int ok, struct errbuf *e)
 	else if (!sqlite3_get_autocommit(db->db))
 		sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
 	return -1;
+}
+
+int db_read_begin(struct crashdb *db, struct errbuf *e)
+{
+	if (!sqlite3_get_autocommit(db->db))
+		return 0;
+	if (sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(db, e, EXIT_DATAERR, "cannot start reading");
+	return 1;
+}
+
+void db_read_end(struct crashdb *db, int began)
+{
+	/* Nothing was written: ending the read cannot lose anything. */
+	if (began == 1 && sqlite3_exec(db->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK &&
+	    !sqlite3_get_autocommit(db->db))
+		sqlite3_exec(db->db, "ROLLBACK", NULL, NULL, NULL);
 }
 
 int db_query_int(struct crashdb *db, const char *sql, int64_t *out)
@@ -252,35 +318,47 @@ static int migrate(struct crashdb *db, struct errbuf *e)
 		/* Another crashlab may have migrated while we waited for the lock. */
 		if (db_query_int(db, "PRAGMA user_version", &v) < 0) {
 			db_fail(db, e, EXIT_DATAERR, "cannot read the schema version");
-			return db_tx_end(db, 0, 0, e);
+			return db_tx_end(db, 0, 0, NULL, e);
 		}
 		if (v >= SCHEMA_VERSION)
-			return db_tx_end(db, 0, 1, e);
+			return db_tx_end(db, 0, 1, NULL, e);
 		char what[64], bump[96];
 		snprintf(what, sizeof(what), "cannot migrate from schema version %d to %d", (int)v, (int)v + 1);
 		snprintf(bump, sizeof(bump), "PRAGMA application_id = %d; PRAGMA user_version = %d", CRASHDB_APP_ID,
 			 (int)v + 1);
-		if (db_exec(db, migrations[v], e, what) < 0 || db_exec(db, bump, e, what) < 0 || db_tx_end(db, 0, 1, e) < 0)
-			return db_tx_end(db, 0, 0, e);
+		if (db_exec(db, migrations[v], e, what) < 0 || db_exec(db, bump, e, what) < 0 ||
+		    db_tx_end(db, 0, 1, what, e) < 0)
+			return db_tx_end(db, 0, 0, NULL, e);
 	}
 }
 
-/* Is this a crashlab database (or an empty file that can become one)? */
+/* Is this a crashlab database (or an empty file that can become one)? The
+ * three numbers are read in one read transaction: another crashlab may be
+ * creating the file this very moment, and its first step sets them all at
+ * once, so read apart they could mix the file before and after it. */
 static int check_identity(struct crashdb *db, struct errbuf *e)
 {
 	int64_t app, ver, ntables;
+	if (sqlite3_exec(db->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+		return db_fail(db, e, EXIT_DATAERR, "cannot read");
 	if (db_query_int(db, "PRAGMA application_id", &app) < 0) {
 		int code = sqlite3_errcode(db->db);
 		if (code == SQLITE_NOTADB)
-			return errbuf_set(e, EXIT_DATAERR, "'%s' is not a crashlab database (not an sqlite file)", db->path);
-		if (code == SQLITE_CORRUPT)
-			return errbuf_set(e, EXIT_DATAERR, "'%s' is damaged (%s); restore it or start a new one", db->path,
-					  sqlite3_errmsg(db->db));
-		return errbuf_set(e, EXIT_DATAERR, "cannot read '%s': %s", db->path, sqlite3_errmsg(db->db));
+			errbuf_set(e, EXIT_DATAERR, "'%s' is not a crashlab database (not an sqlite file)", db->path);
+		else if (code == SQLITE_CORRUPT)
+			errbuf_set(e, EXIT_DATAERR, "'%s' is damaged (%s); restore it or start a new one", db->path,
+				   sqlite3_errmsg(db->db));
+		else
+			db_fail(db, e, EXIT_DATAERR, "cannot read the database");
+		return db_tx_end(db, 0, 0, NULL, e);
 	}
 	if (db_query_int(db, "PRAGMA user_version", &ver) < 0 ||
-	    db_query_int(db, "SELECT count(*) FROM sqlite_master", &ntables) < 0)
-		return db_fail(db, e, EXIT_DATAERR, "cannot read the schema");
+	    db_query_int(db, "SELECT count(*) FROM sqlite_master", &ntables) < 0) {
+		db_fail(db, e, EXIT_DATAERR, "cannot read the schema");
+		return db_tx_end(db, 0, 0, NULL, e);
+	}
+	if (db_tx_end(db, 0, 1, NULL, e) < 0)
+		return -1;
 	if (app != 0 && app != CRASHDB_APP_ID)
 		return errbuf_set(e, EXIT_DATAERR, "'%s' is an sqlite database of another program (application id "
 				  "0x%08" PRIx32 "), not a crashlab one", db->path, (uint32_t)app);
@@ -301,14 +379,20 @@ int crashdb_open(const char *path, struct crashdb **out, struct errbuf *e)
 	int rc = sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 	if (rc != SQLITE_OK) {
 		int sys = db->db ? sqlite3_system_errno(db->db) : 0;
-		if (sys)
+		if (sys == EISDIR)
+			errbuf_set(e, EXIT_DATAERR, "'%s' is a directory, not a database; give a file with --db", path);
+		else if (sys)
 			errbuf_errno(e, sys, "cannot open '%s'", path);
 		else
 			errbuf_set(e, EXIT_CANTCREAT, "cannot open '%s': %s", path,
 				   db->db ? sqlite3_errmsg(db->db) : sqlite3_errstr(rc));
 		goto fail;
 	}
-	sqlite3_busy_timeout(db->db, BUSY_TIMEOUT_MS);
+	/* Test hook: CRASHLAB_TEST_DB_BUSY_MS=N waits N ms for a lock instead
+	 * of 30 s, so the tests can hold one past the wait. */
+	const char *busy = getenv("CRASHLAB_TEST_DB_BUSY_MS");
+	db->busy_ms = busy && atoi(busy) > 0 ? atoi(busy) : BUSY_TIMEOUT_MS;
+	sqlite3_busy_timeout(db->db, db->busy_ms);
 	if (check_identity(db, e) < 0)
 		goto fail;
 	/* WAL: readers (show, browse) never block a running batch. A read-only
@@ -331,12 +415,7 @@ int crashdb_open_existing(const char *path, struct crashdb **out, struct errbuf 
 	if (!file_exists(path))
 		return errbuf_set(e, EXIT_NOINPUT, "database '%s' does not exist; 'crashlab run' makes it, or name one "
 				  "with --db", path);
-	if (crashdb_open(path, out, e) < 0) {
-		if (e->code == EXIT_CANTCREAT)
-			e->code = EXIT_DATAERR; /* it is there: it cannot be read as it is */
-		return -1;
-	}
-	return 0;
+	return crashdb_open(path, out, e);
 }
 
 void crashdb_close(struct crashdb *db)
@@ -348,6 +427,11 @@ void crashdb_close(struct crashdb *db)
 	sqlite3_close(db->db);
 	free(db->path);
 	free(db);
+}
+
+int crashdb_schema_version(void)
+{
+	return SCHEMA_VERSION;
 }
 
 int crashdb_version(struct crashdb *db)

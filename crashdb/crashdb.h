@@ -8,6 +8,7 @@
  *   write.c    the sink: a run, its fs runs, each state with its tree and verdicts
  *   read.c     runs, fs runs with their ops, states with their trees and verdicts
  *   judge.c    judging stored states that have no verdicts (the judge, then write.c)
+ *   resume.c   what a stopped run has, for crashlab run --resume
  */
 #ifndef CRASHLAB_CRASHDB_CRASHDB_H
 #define CRASHLAB_CRASHDB_CRASHDB_H
@@ -16,19 +17,27 @@
 #include <stdint.h>
 
 #include "engine/result.h"
+#include "engine/runner.h"
 #include "engine/sink.h"
 
 #define CRASHDB_DEFAULT "crashlab.db"
+/* The lock a running run holds in its workdir (flock): how a reader tells a
+ * run that is going on from one that crashed. */
+#define CRASHDB_RUN_LOCK "lock"
 
 struct crashdb;
 
 /* Open (creating it, or migrating it to the current schema); WAL, foreign
- * keys on. 0, or -1 with e (73: cannot be created or written; 65: not a
- * crashlab database, damaged, or newer than this crashlab). */
+ * keys on. 0, or -1 with e (73: cannot be created or written: permissions,
+ * read-only, disk full, locked by another process past the 30 s wait; 65:
+ * not a crashlab database, damaged, or newer than this crashlab). Every
+ * call that writes fails the same way, with the file as it was before. */
 int crashdb_open(const char *path, struct crashdb **out, struct errbuf *e);
 /* The same for a database that must exist already (66 when it does not). */
 int crashdb_open_existing(const char *path, struct crashdb **out, struct errbuf *e);
 void crashdb_close(struct crashdb *db);
+/* The schema version this crashlab writes (the number of migration steps). */
+int crashdb_schema_version(void);
 /* The schema version the file is at (PRAGMA user_version), or -1. */
 int crashdb_version(struct crashdb *db);
 /* The path the database was opened with. */
@@ -39,6 +48,27 @@ const char *crashdb_path(const struct crashdb *db);
 /* A sink that stores everything the run loop hands it in db: every state
  * with its tree and verdicts in one transaction. */
 void crashdb_sink(struct crashdb *db, struct sink *out);
+
+/* A stopped run goes on (crashlab run --resume): status 'running' again,
+ * r->pid the process that resumes it, one more resume counted. */
+int crashdb_run_resume(struct crashdb *db, struct run_info *r, struct errbuf *e);
+/* Remove a fs run and everything under it (one whose recording was not
+ * stored before its run stopped: a resumed run records it again). */
+int crashdb_delete_fsrun(struct crashdb *db, int64_t fsrun_id, struct errbuf *e);
+
+/* What a stopped run has (resume.c): fps[i].resume is set for each file
+ * system that has a stored fs run to count or go on with; a fs run whose
+ * recording was never stored is removed (the run loop makes it again). */
+struct crashdb_resume {
+	struct fsrun *frs;
+	size_t nfrs;
+	struct state_result **states;   /* per fs run, its stored states with verdicts */
+	size_t *nstates;
+	struct fs_resume *r;            /* per fps[i] */
+};
+int crashdb_resume_fs(struct crashdb *db, const struct run_info *run, const struct wl_workload *w,
+		      struct fs_params *fps, size_t n, struct crashdb_resume *R, struct errbuf *e);
+void crashdb_resume_free(struct crashdb_resume *R);
 
 /* --- reading --- */
 

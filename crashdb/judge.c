@@ -53,7 +53,10 @@ static int judge_fsrun(struct crashdb *db, struct fsrun *f, int force, size_t *j
 		}
 		judgement_free(&s->judge);
 		judge_state(&jr, &s->check, s->point, &s->judge);
-		r = db_write_judgement(db, s->id, &s->judge, e);
+		char what[128];
+		snprintf(what, sizeof(what), "cannot store the verdicts of state %d of fs run %" PRId64 " (%s)", s->idx,
+			 f->id, f->fs);
+		r = db_write_judgement(db, s->id, &s->judge, what, e);
 		if (r == 0 && judged)
 			(*judged)++;
 	}

@@ -2,7 +2,10 @@
  * read.c - the typed read API (crashdb.h): runs, fs runs with their ops,
  * states with their trees and verdicts, as the engine's own types, owned
  * by the caller. A stored op is its canonical text, parsed again here, so a
- * reader gets the same struct wl_op the run had.
+ * reader gets the same struct wl_op the run had. A call that takes several
+ * statements (fs runs with their ops, states with their trees and verdicts)
+ * runs them in one read transaction: a run writing, or a state judged again,
+ * meanwhile commits either before all of them or after.
  */
 #include "crashdb/db.h"
 
@@ -13,6 +16,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "host/sys.h"
 
 static int read_fail(struct crashdb *db, struct errbuf *e, const char *what)
 {
@@ -56,12 +60,27 @@ int crashdb_resolve_run(struct crashdb *db, const char *arg, int64_t *id, struct
 	return 0;
 }
 
+/* A run stored as 'running' whose lock nobody holds was cut short (the
+ * crashlab running it was killed, or the machine stopped): 'crashed',
+ * which `crashlab run --resume` continues. */
+static void status_live(char **status, const char *workdir)
+{
+	if (!*status || strcmp(*status, "running") || !workdir)
+		return;
+	char *lock = xasprintf("%s/" CRASHDB_RUN_LOCK, workdir);
+	if (!lock_busy(lock)) {
+		free(*status);
+		*status = xstrdup("crashed");
+	}
+	free(lock);
+}
+
 int crashdb_read_run(struct crashdb *db, int64_t id, struct run_info *v, struct errbuf *e)
 {
 	memset(v, 0, sizeof(*v));
 	sqlite3_stmt *st = db_prepare(db,
 		"SELECT id, started_at, finished_at, status, exit_code, cmdline, accel, kernel_version,"
-		" kernel_key, workload_file, workload_text, crash_mode, seed, max_states, torn"
+		" kernel_key, workload_file, workload_text, crash_mode, seed, max_states, torn, workdir, pid, resumes"
 		" FROM runs WHERE id = ?", e);
 	if (!st)
 		return -1;
@@ -84,6 +103,10 @@ int crashdb_read_run(struct crashdb *db, int64_t id, struct run_info *v, struct 
 		v->seed = sqlite3_column_int64(st, 12);
 		v->max_states = sqlite3_column_int64(st, 13);
 		v->torn = sqlite3_column_int(st, 14);
+		v->workdir = db_col_text(st, 15);
+		v->pid = sqlite3_column_int64(st, 16);
+		v->resumes = sqlite3_column_int64(st, 17);
+		status_live(&v->status, v->workdir);
 	}
 	sqlite3_finalize(st);
 	if (rc == SQLITE_DONE)
@@ -163,8 +186,8 @@ void crashdb_fsruns_free(struct fsrun *v, size_t n)
 	free(v);
 }
 
-int crashdb_read_fsruns(struct crashdb *db, int64_t run_id, const char *fs, struct fsrun **out, size_t *nout,
-			struct errbuf *e)
+static int read_fsruns_tx(struct crashdb *db, int64_t run_id, const char *fs, struct fsrun **out, size_t *nout,
+			  struct errbuf *e)
 {
 	*out = NULL;
 	*nout = 0;
@@ -234,6 +257,19 @@ int crashdb_read_fsruns(struct crashdb *db, int64_t run_id, const char *fs, stru
 	*out = v;
 	*nout = n;
 	return 0;
+}
+
+int crashdb_read_fsruns(struct crashdb *db, int64_t run_id, const char *fs, struct fsrun **out, size_t *nout,
+			struct errbuf *e)
+{
+	*out = NULL;
+	*nout = 0;
+	int began = db_read_begin(db, e);
+	if (began < 0)
+		return -1;
+	int r = read_fsruns_tx(db, run_id, fs, out, nout, e);
+	db_read_end(db, began);
+	return r;
 }
 
 static int read_tree(struct crashdb *db, struct state_result *s, struct errbuf *e)
@@ -362,8 +398,8 @@ void crashdb_states_free(struct state_result *v, size_t n)
 	free(v);
 }
 
-int crashdb_read_states(struct crashdb *db, int64_t fsrun_id, unsigned want, struct state_result **out, size_t *nout,
-			struct errbuf *e)
+static int read_states_tx(struct crashdb *db, int64_t fsrun_id, unsigned want, struct state_result **out,
+			  size_t *nout, struct errbuf *e)
 {
 	*out = NULL;
 	*nout = 0;
@@ -395,8 +431,21 @@ int crashdb_read_states(struct crashdb *db, int64_t fsrun_id, unsigned want, str
 	return 0;
 }
 
-int crashdb_read_state(struct crashdb *db, const struct fsrun *fr, int idx, unsigned want, struct state_result *out,
-		       struct errbuf *e)
+int crashdb_read_states(struct crashdb *db, int64_t fsrun_id, unsigned want, struct state_result **out, size_t *nout,
+			struct errbuf *e)
+{
+	*out = NULL;
+	*nout = 0;
+	int began = db_read_begin(db, e);
+	if (began < 0)
+		return -1;
+	int r = read_states_tx(db, fsrun_id, want, out, nout, e);
+	db_read_end(db, began);
+	return r;
+}
+
+static int read_state_tx(struct crashdb *db, const struct fsrun *fr, int idx, unsigned want,
+			 struct state_result *out, struct errbuf *e)
 {
 	memset(out, 0, sizeof(*out));
 	char *sql = xasprintf("%s WHERE fsrun_id = ? AND idx = ?", state_cols);
@@ -436,6 +485,18 @@ int crashdb_read_state(struct crashdb *db, const struct fsrun *fr, int idx, unsi
 	return 0;
 }
 
+int crashdb_read_state(struct crashdb *db, const struct fsrun *fr, int idx, unsigned want, struct state_result *out,
+		       struct errbuf *e)
+{
+	memset(out, 0, sizeof(*out));
+	int began = db_read_begin(db, e);
+	if (began < 0)
+		return -1;
+	int r = read_state_tx(db, fr, idx, want, out, e);
+	db_read_end(db, began);
+	return r;
+}
+
 int64_t crashdb_unjudged(struct crashdb *db, int64_t run_id)
 {
 	struct errbuf e;
@@ -470,7 +531,7 @@ int crashdb_list_runs(struct crashdb *db, struct run_row **out, size_t *n, struc
 	 * states, and the findings: LOST under a model the fs run was judged
 	 * for, or a universal rule broken. */
 	sqlite3_stmt *st = db_prepare(db,
-		"SELECT r.id, r.started_at, r.status, r.workload_file, r.kernel_version,"
+		"SELECT r.id, r.started_at, r.status, r.workload_file, r.kernel_version, r.workdir,"
 		" (SELECT group_concat(fs, ',') FROM (SELECT fs FROM fsruns WHERE run_id = r.id ORDER BY id)),"
 		" (SELECT group_concat(o, ' ') FROM (SELECT fs || ':' || trim(coalesce(mkfs_opts, '') || ' ' ||"
 		"   coalesce(mount_opts, '')) AS o FROM fsruns WHERE run_id = r.id AND"
@@ -492,12 +553,14 @@ int crashdb_list_runs(struct crashdb *db, struct run_row **out, size_t *n, struc
 			.status = db_col_text(st, 2),
 			.workload_file = db_col_text(st, 3),
 			.kernel_version = db_col_text(st, 4),
-			.fs = db_col_text(st, 5),
-			.options = db_col_text(st, 6),
-			.states = sqlite3_column_int64(st, 7),
-			.findings = sqlite3_column_int64(st, 8),
-			.unjudged = sqlite3_column_int64(st, 9),
+			.fs = db_col_text(st, 6),
+			.options = db_col_text(st, 7),
+			.states = sqlite3_column_int64(st, 8),
+			.findings = sqlite3_column_int64(st, 9),
+			.unjudged = sqlite3_column_int64(st, 10),
 		};
+		const char *workdir = (const char *)sqlite3_column_text(st, 5);
+		status_live(&row.status, workdir);
 		ARRAY_PUSH(*out, *n, cap, row);
 	}
 	sqlite3_finalize(st);

@@ -19,11 +19,15 @@ static const char *const stmt_sql[ST_COUNT] = {
 	[ST_VERDICTS_DELETE] = "DELETE FROM verdicts WHERE state_id = ?1",
 	[ST_RUN_INSERT] =
 		"INSERT INTO runs (started_at, cmdline, accel, kernel_version, kernel_key, workload_file,"
-		" workload_text, crash_mode, seed, max_states, torn)"
+		" workload_text, crash_mode, seed, max_states, torn, workdir, pid)"
 		" VALUES (COALESCE(?1, " NOW_UTC "), COALESCE(?2, ''), ?3, ?4, ?5, ?6, ?7,"
-		" COALESCE(?8, 'flush'), ?9, ?10, ?11)",
+		" COALESCE(?8, 'flush'), ?9, ?10, ?11, ?12, ?13)",
 	[ST_RUN_FINISH] =
 		"UPDATE runs SET finished_at = " NOW_UTC ", status = ?2, exit_code = ?3 WHERE id = ?1",
+	[ST_RUN_RESUME] =
+		"UPDATE runs SET status = 'running', finished_at = NULL, exit_code = NULL, pid = ?2,"
+		" resumes = resumes + 1 WHERE id = ?1",
+	[ST_FSRUN_DELETE] = "DELETE FROM fsruns WHERE id = ?1",
 	[ST_FSRUN_INSERT] =
 		"INSERT INTO fsruns (run_id, fs, mkfs_opts, mount_opts, base_image, image_size, qemu_cmdline,"
 		" log_entries, log_committed, log_flushes, log_writes, log_discards, log_bytes, log_truncated,"
@@ -99,6 +103,8 @@ static int run_begin(void *ctx, struct run_info *r, struct errbuf *e)
 	sqlite3_bind_int64(st, 9, r->seed);
 	sqlite3_bind_int64(st, 10, r->max_states);
 	sqlite3_bind_int(st, 11, r->torn != 0);
+	db_bind_text(st, 12, r->workdir);
+	sqlite3_bind_int64(st, 13, r->pid);
 	if (step_done(db, st, e, "cannot store the run") < 0)
 		return -1;
 	r->id = sqlite3_last_insert_rowid(db->db);
@@ -119,6 +125,32 @@ static int run_end(void *ctx, const struct run_info *r, struct errbuf *e)
 	if (sqlite3_changes(db->db) == 0)
 		return errbuf_set(e, EXIT_SOFTWARE, "run %" PRId64 " does not exist in '%s'", r->id, db->path);
 	return 0;
+}
+
+int crashdb_run_resume(struct crashdb *db, struct run_info *r, struct errbuf *e)
+{
+	sqlite3_stmt *st = stmt(db, ST_RUN_RESUME, e);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, r->id);
+	sqlite3_bind_int64(st, 2, r->pid);
+	if (step_done(db, st, e, "cannot mark the run as resumed") < 0)
+		return -1;
+	if (sqlite3_changes(db->db) == 0)
+		return errbuf_set(e, EXIT_NOINPUT, "run %" PRId64 " does not exist in '%s'", r->id, db->path);
+	r->resumes++;
+	free(r->status);
+	r->status = xstrdup("running");
+	return 0;
+}
+
+int crashdb_delete_fsrun(struct crashdb *db, int64_t fsrun_id, struct errbuf *e)
+{
+	sqlite3_stmt *st = stmt(db, ST_FSRUN_DELETE, e);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, fsrun_id);
+	return step_done(db, st, e, "cannot remove the fs run");
 }
 
 /* ---- fs runs ---- */
@@ -214,16 +246,18 @@ static int fsrun_end(void *ctx, const struct fsrun *f, struct errbuf *e)
 	struct crashdb *db = ctx;
 	int nested;
 	sqlite3_stmt *st = stmt(db, ST_FSRUN_UPDATE, e);
-	if (!st || db_tx_begin(db, &nested, e) < 0)
+	char what[96];
+	snprintf(what, sizeof(what), "cannot store the end of fs run %" PRId64, f->id);
+	if (!st || db_tx_begin(db, &nested, what, e) < 0)
 		return -1;
 	sqlite3_bind_int64(st, 1, f->id);
 	bind_fsrun(st, f);
-	int ok = step_done(db, st, e, "cannot update the fs run") == 0;
+	int ok = step_done(db, st, e, what) == 0;
 	if (ok && sqlite3_changes(db->db) == 0)
 		ok = errbuf_set(e, EXIT_SOFTWARE, "fs run %" PRId64 " does not exist in '%s'", f->id, db->path) == 0;
 	ok = ok && write_ops(db, f, e) == 0;
 	ok = ok && (!f->models || db_write_fsrun_models(db, f->id, f->models, f->sim_notes, e) == 0);
-	return db_tx_end(db, nested, ok, e);
+	return db_tx_end(db, nested, ok, what, e);
 }
 
 /* ---- states ---- */
@@ -264,15 +298,19 @@ static int write_nodes(struct crashdb *db, int64_t id, const struct check_report
 	return 0;
 }
 
-int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgement *j, struct errbuf *e)
+int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgement *j, const char *what,
+		       struct errbuf *e)
 {
 	sqlite3_stmt *st = stmt(db, ST_STATE_JUDGED, e), *del = stmt(db, ST_VERDICTS_DELETE, e);
 	sqlite3_stmt *vt = stmt(db, ST_VERDICT_INSERT, e);
 	int nested;
-	if (!st || !del || !vt || db_tx_begin(db, &nested, e) < 0)
+	char own[96];
+	if (!what) {
+		snprintf(own, sizeof(own), "cannot store the verdicts of state %" PRId64, state_id);
+		what = own;
+	}
+	if (!st || !del || !vt || db_tx_begin(db, &nested, what, e) < 0)
 		return -1;
-	char what[96];
-	snprintf(what, sizeof(what), "cannot store the verdicts of state %" PRId64, state_id);
 	sqlite3_bind_int64(del, 1, state_id);
 	int ok = step_done(db, del, e, what) == 0;
 	sqlite3_bind_int64(st, 1, state_id);
@@ -288,10 +326,11 @@ int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgem
 		ok = errbuf_set(e, EXIT_SOFTWARE, "state %" PRId64 " does not exist in '%s'", state_id, db->path) == 0;
 	for (size_t i = 0; i < j->n && ok; i++) {
 		const struct verdict *v = &j->v[i];
+		const char *model = model_name(v->model), *kind = verdict_name(v->kind);
 		sqlite3_bind_int64(vt, 1, state_id);
-		db_bind_text(vt, 2, model_name(v->model));
+		db_bind_text(vt, 2, model);
 		db_bind_text(vt, 3, v->rule);
-		db_bind_text(vt, 4, verdict_name(v->kind));
+		db_bind_text(vt, 4, kind);
 		sqlite3_bind_int(vt, 5, v->op);
 		sqlite3_bind_int(vt, 6, v->trigger);
 		db_bind_text(vt, 7, v->path);
@@ -300,8 +339,13 @@ int db_write_judgement(struct crashdb *db, int64_t state_id, const struct judgem
 		db_bind_text(vt, 10, v->reason);
 		db_bind_text(vt, 11, v->cite);
 		ok = step_done(db, vt, e, what) == 0;
+		if (!ok) {
+			size_t l = strlen(e->msg);
+			snprintf(e->msg + l, sizeof(e->msg) - l, " (verdict %zu of %zu: %s %s %s)", i + 1, j->n,
+				 model ? model : "?", v->rule, kind);
+		}
 	}
-	return db_tx_end(db, nested, ok, e);
+	return db_tx_end(db, nested, ok, what, e);
 }
 
 static int state(void *ctx, const struct fsrun *fr, struct state_result *s, struct errbuf *e)
@@ -310,10 +354,10 @@ static int state(void *ctx, const struct fsrun *fr, struct state_result *s, stru
 	const struct check_report *c = &s->check;
 	sqlite3_stmt *st = stmt(db, ST_STATE_INSERT, e);
 	int nested;
-	if (!st || db_tx_begin(db, &nested, e) < 0)
-		return -1;
 	char what[128];
 	snprintf(what, sizeof(what), "cannot store state %d of fs run %" PRId64, s->idx, fr->id);
+	if (!st || db_tx_begin(db, &nested, what, e) < 0)
+		return -1;
 	sqlite3_bind_int64(st, 1, fr->id);
 	sqlite3_bind_int(st, 2, s->idx);
 	db_bind_text(st, 3, s->kind);
@@ -336,8 +380,8 @@ static int state(void *ctx, const struct fsrun *fr, struct state_result *s, stru
 	int ok = step_done(db, st, e, what) == 0;
 	int64_t id = ok ? sqlite3_last_insert_rowid(db->db) : 0;
 	ok = ok && write_nodes(db, id, c, e, what) == 0;
-	ok = ok && db_write_judgement(db, id, &s->judge, e) == 0;
-	if (db_tx_end(db, nested, ok, e) < 0)
+	ok = ok && db_write_judgement(db, id, &s->judge, what, e) == 0;
+	if (db_tx_end(db, nested, ok, what, e) < 0)
 		return -1;
 	s->id = id;
 	return 0;
@@ -345,5 +389,7 @@ static int state(void *ctx, const struct fsrun *fr, struct state_result *s, stru
 
 void crashdb_sink(struct crashdb *db, struct sink *out)
 {
-	*out = (struct sink){ db, run_begin, fsrun_begin, state, fsrun_end, run_end };
+	/* fsrun_recorded is the same update as fsrun_end: what is known so far */
+	*out = (struct sink){ .ctx = db, .run_begin = run_begin, .fsrun_begin = fsrun_begin, .fsrun_recorded = fsrun_end,
+			      .state = state, .fsrun_end = fsrun_end, .run_end = run_end };
 }

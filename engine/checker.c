@@ -14,9 +14,13 @@
  */
 #include "engine/backend.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/fs.h"
 #include "host/sys.h"
@@ -24,12 +28,15 @@
 /* One state (replay, mount with recovery, capture, unmount, fsck) at KVM
  * speed; a state that takes longer hangs the guest, which is a finding. */
 #define CHECK_TIMEOUT_S 90.0
+/* Write logs up to this size are checked with the store in guest RAM. */
+#define COW_IN_RAM_MAX (384LL << 20)
 
 struct checker {
 	struct vm vm;
 	const struct fs_type *fs;
 	char *fsck;           /* the fs's read-only fsck command, space-joined */
 	char *mount_opts;
+	char *scratch;        /* the copy-on-write scratch disk (removed at the end), or NULL */
 	uint32_t seq;
 };
 
@@ -45,6 +52,24 @@ static enum vm_outcome start_qemu(const struct backend *b, const struct checker_
 	memset(&cfg.drives, 0, sizeof(cfg.drives));
 	strvec_pushf(&cfg.drives, "file=%s,format=raw,snapshot=on", o->base);
 	strvec_pushf(&cfg.drives, "file=%s,format=raw,readonly=on", o->log_path);
+	/* A state's copy-on-write store lives in guest RAM; a recording that
+	 * wrote more than RAM can hold gets a sparse scratch disk instead. */
+	struct stat lst;
+	if (stat(o->log_path, &lst) == 0 && lst.st_size > COW_IN_RAM_MAX) {
+		c->scratch = xasprintf("%.*s.cow", (int)(strlen(o->log_path) - 4), o->log_path);
+		struct stat bst;
+		int fd = open(c->scratch, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0 || stat(o->base, &bst) < 0 || ftruncate(fd, bst.st_size) < 0) {
+			errbuf_errno(e, errno, "cannot make the scratch disk '%s'", c->scratch);
+			if (fd >= 0)
+				close(fd);
+			strvec_free(&cfg.drives);
+			*out = c;
+			return VM_QEMU_FAILED;
+		}
+		close(fd);
+		strvec_pushf(&cfg.drives, "file=%s,format=raw,cache=unsafe", c->scratch);
+	}
 	if (cfg.mem_mb < 1536)
 		cfg.mem_mb = 1536; /* the copy-on-write store lives in guest RAM */
 	enum vm_outcome r = vm_start(&c->vm, &cfg);
@@ -114,6 +139,9 @@ static void stop_qemu(struct checker *c, int failed, const char *console_path)
 	if (console_path)
 		vm_save_console(&c->vm, console_path);
 	vm_free(&c->vm);
+	if (c->scratch)
+		unlink(c->scratch);
+	free(c->scratch);
 	free(c->fsck);
 	free(c->mount_opts);
 	free(c);

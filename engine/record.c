@@ -24,10 +24,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "core/wlog.h"
 #include "images/basedisk.h"
+
+/* Less free space than this under the write log: the host disk is full. */
+#define HOST_FREE_MIN (4ULL << 20)
 
 static int read_committed(const char *log_path, int64_t *count)
 {
@@ -39,6 +43,31 @@ static int read_committed(const char *log_path, int64_t *count)
 	close(fd);
 	*count = r < 0 ? 0 : (int64_t)n;
 	return 0;
+}
+
+/* Is the disk under the write log full? A log QEMU could not write is not
+ * a recording: the guest saw I/O errors that the file system under test
+ * never caused. 1 (with why) when less than a few MiB are left. */
+static int host_disk_full(const char *log_path, char *why, size_t n)
+{
+	struct statvfs sv;
+	if (statvfs(log_path, &sv) < 0)
+		return 0;
+	unsigned long long left = (unsigned long long)sv.f_bavail * sv.f_frsize;
+	if (left >= HOST_FREE_MIN)
+		return 0;
+	snprintf(why, n, "the disk that holds the write log '%s' is full (%llu KiB left): the recording cannot go on; "
+		 "free some space, or point XDG_CACHE_HOME at a larger disk", log_path, left >> 10);
+	return 1;
+}
+
+/* The recording guest's console stays with the fs run, whatever happened:
+ * the guest kernel's own words about an I/O error are there. */
+static void keep_console(const struct recording *rec, struct vm *vm)
+{
+	char *path = xasprintf("%.*s.record-console.log", (int)(strlen(rec->log_path) - 4), rec->log_path);
+	vm_save_console(vm, path);
+	free(path);
 }
 
 /* The recording failed: what (fmt), and for a guest failure how (vm_failure). */
@@ -54,6 +83,7 @@ static int fail(struct recording *rec, struct vm *vm, enum vm_outcome o, const c
 	rec->outcome = o;
 	if (vm) {
 		vm_kill(vm);
+		keep_console(rec, vm);
 		if (o != VM_OK) {
 			struct errbuf how;
 			vm_failure(vm, o, &how);
@@ -112,6 +142,15 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 		     "driver=blklogwrites,file.driver=qcow2,file.file.driver=file,file.file.filename=%s,"
 		     "file.cache.no-flush=on,log.driver=file,log.filename=%s,log.cache.no-flush=on",
 		     rec->overlay, rec->log_path);
+	/* Each request the guest sends is one log entry: virtio-blk does not
+	 * merge neighbours. (A merged request may carry up to IOV_MAX buffers,
+	 * and blklogwrites adds two for the entry header, so QEMU's write of it
+	 * to the log fails with EINVAL and the guest gets EIO: large sequential
+	 * writes broke recording that way.) */
+	cfg.blk_opts = "request-merging=off";
+	/* An error writing the log (the host's disk full) reaches the guest as
+	 * an I/O error instead of pausing it; host_disk_full() says why. */
+	cfg.drive_opts = "werror=report,rerror=report";
 	struct vm vm;
 	enum vm_outcome out = vm_start(&vm, &cfg);
 	rec->qemu_cmdline = strvec_join_quoted(&vm.argv);
@@ -181,6 +220,13 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 			sbuf_free(&sb);
 			return fail(rec, &vm, VM_OK, "the agent could not run op '%s': %s", line, words);
 		}
+		char full[600];
+		if (host_disk_full(rec->log_path, full, sizeof(full))) {
+			sbuf_free(&sb);
+			fail(rec, &vm, VM_OK, "%s", full);
+			rec->err.code = EXIT_CANTCREAT;
+			return -1;
+		}
 		int64_t pos = 0;
 		read_committed(rec->log_path, &pos);
 		if (setup_sync) {
@@ -198,6 +244,7 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 	sbuf_free(&sb);
 	/* The power cut. */
 	vm_kill(&vm);
+	keep_console(rec, &vm);
 	vm_free(&vm);
 	rec->outcome = VM_OK;
 	rec->ms = (now_s() - t0) * 1000;

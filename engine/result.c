@@ -16,6 +16,7 @@ void run_info_free(struct run_info *r)
 	free(r->workload_file);
 	free(r->workload_text);
 	free(r->crash_mode);
+	free(r->workdir);
 	memset(r, 0, sizeof(*r));
 }
 

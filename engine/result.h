@@ -21,7 +21,8 @@ struct run_info {
 	int64_t id;                  /* set by the sink that stores it (0: not stored) */
 	char *started_at;            /* ISO 8601 UTC */
 	char *finished_at;           /* NULL while running (or if the run was killed) */
-	char *status;                /* running | ok | findings | failed */
+	char *status;                /* running | ok | findings | failed | interrupted, and as read back
+	                              * also crashed: 'running' with nobody holding its lock */
 	int has_exit;                /* exit_code is set */
 	int exit_code;               /* crashlab's exit code for the run (README "Exit codes") */
 	char *cmdline;               /* the command line as typed (quoted) */
@@ -34,6 +35,9 @@ struct run_info {
 	int64_t seed;
 	int64_t max_states;
 	int torn;
+	char *workdir;               /* its write logs, consoles and lock (the cache's runs/ folder) */
+	int64_t pid;                 /* the crashlab process that runs it, 0 when unknown */
+	int64_t resumes;             /* how many times it was resumed */
 };
 
 /* What the write log of a recording holds. */

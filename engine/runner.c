@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,7 @@
 
 #include "core/hmap.h"
 #include "core/wlog.h"
+#include "host/intr.h"
 #include "host/msg.h"
 #include "host/progress.h"
 #include "judge/judge.h"
@@ -85,12 +87,19 @@ struct fsloop {
 	struct trees trees;
 };
 
-/* Judge a checked state, count it, and hand it to the sink. */
-static int finish_state(struct fsloop *L, struct state_result *st, struct errbuf *e)
+static void fail_fs(struct fsloop *L, const char *outcome, int code, const char *msg)
+{
+	set_str(&L->fr.outcome, outcome);
+	set_str(&L->fr.error, msg);
+	snprintf(L->sum->outcome, sizeof(L->sum->outcome), "%s", outcome);
+	snprintf(L->sum->error, sizeof(L->sum->error), "%s", msg);
+	L->sum->exit_code = code;
+}
+
+/* Count a judged state in the fs run's summary. */
+static void account_state(struct fsloop *L, const struct state_result *st)
 {
 	struct fs_summary *sum = L->sum;
-	judge_state(&L->jr, &st->check, st->point, &st->judge);
-	st->n_nodes = (int64_t)st->check.n_nodes;
 	if (st->judge.judged) {
 		sum->judged++;
 		sum->unexplained += st->check.mount_ok && !st->judge.explained;
@@ -103,9 +112,34 @@ static int finish_state(struct fsloop *L, struct state_result *st, struct errbuf
 	sum->fsck_fail += !st->check.fsck_clean;
 	if (st->check.mount_ok)
 		trees_add(&L->trees, st->check.tree_hash);
+}
+
+/* Judge a checked state, count it, and hand it to the sink. */
+static int finish_state(struct fsloop *L, struct state_result *st, struct errbuf *e)
+{
+	judge_state(&L->jr, &st->check, st->point, &st->judge);
+	st->n_nodes = (int64_t)st->check.n_nodes;
+	account_state(L, st);
 	if (L->sink->state && L->sink->state(L->sink->ctx, &L->fr, st, e) < 0)
 		return -1;
 	return 0;
+}
+
+/* The state stored before a resumed run stopped with this index, or NULL. */
+static const struct state_result *stored_state(const struct fsloop *L, int idx)
+{
+	const struct fs_resume *r = L->f->resume;
+	for (size_t i = 0; r && i < r->ndone; i++)
+		if (r->done[i].idx == idx)
+			return &r->done[i];
+	return NULL;
+}
+
+static void interrupted_fs(struct fsloop *L, const char *during)
+{
+	char msg[160];
+	snprintf(msg, sizeof(msg), "interrupted (%s) %s", strsignal(intr_pending() ? intr_pending() : SIGINT), during);
+	fail_fs(L, "interrupted", intr_pending() ? intr_exit_code() : 130, msg);
 }
 
 /* The highest [run] op completed at point. */
@@ -118,14 +152,6 @@ static int last_completed(const struct fsrun *fr, uint64_t point)
 	return last;
 }
 
-static void fail_fs(struct fsloop *L, const char *outcome, int code, const char *msg)
-{
-	set_str(&L->fr.outcome, outcome);
-	set_str(&L->fr.error, msg);
-	snprintf(L->sum->outcome, sizeof(L->sum->outcome), "%s", outcome);
-	snprintf(L->sum->error, sizeof(L->sum->error), "%s", msg);
-	L->sum->exit_code = code;
-}
 
 /*
  * Check every state in checker guests, judging and storing each. 0, or -1
@@ -147,8 +173,27 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 	enum vm_outcome o = b->checker_start(b, &co, &ck, &ce);
 	int guest_failures = 0; /* consecutive states that took the checker guest down */
 	int r = 0, refused = 0;
+	size_t checked = 0;
 	for (size_t i = 0; i < nstates && o == VM_OK && r == 0; i++) {
 		const struct crash_state *cs = &states[i];
+		const struct state_result *old = stored_state(L, cs->idx);
+		if (old) {
+			/* checked before the run stopped: the log must give the same state */
+			if (strcmp(old->spec, cs->text)) {
+				char *msg = xasprintf("cannot resume: stored crash state %d is '%s', the write log now gives '%s'",
+						      cs->idx, old->spec, cs->text);
+				fail_fs(L, "error", EXIT_DATAERR, msg);
+				free(msg);
+				break;
+			}
+			account_state(L, old);
+			checked++;
+			continue;
+		}
+		if (intr_pending()) {
+			o = VM_INTERRUPTED;
+			break;
+		}
 		char step[96];
 		snprintf(step, sizeof(step), "state %d (%s), %zu of %zu", cs->idx, cs->kind, i + 1, nstates);
 		progress_update(bar, i, step);
@@ -156,6 +201,10 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 					   .point = (int64_t)cs->point,
 					   .last_completed_op = last_completed(&L->fr, cs->point) };
 		o = b->check(ck, cs->text, &st.check, &ce);
+		if (o == VM_INTERRUPTED) {
+			state_result_free(&st);
+			break;
+		}
 		if (o != VM_OK && guest_failures < 2) {
 			/* The state itself took the guest down: a finding about the
 			 * state, stored as a failed mount; a fresh guest goes on. */
@@ -169,6 +218,7 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 			free(log);
 			r = finish_state(L, &st, e);
 			state_result_free(&st);
+			checked++;
 			guest_failures++;
 			o = b->checker_start(b, &co, &ck, &ce);
 			continue;
@@ -191,17 +241,28 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 		}
 		r = finish_state(L, &st, e);
 		state_result_free(&st);
+		checked++;
 	}
-	if (o != VM_OK) {
+	/* every checker guest's console stays with the fs run */
+	char *console = xasprintf("%s/%s.check-console.log", p->workdir, fs);
+	if (o == VM_INTERRUPTED) {
 		progress_abort(bar);
 		bar = NULL;
-		b->checker_stop(ck, 1, NULL);
+		b->checker_stop(ck, 1, console);
+		char during[96];
+		snprintf(during, sizeof(during), "after %zu of %zu crash states", checked, nstates);
+		interrupted_fs(L, during);
+	} else if (o != VM_OK) {
+		progress_abort(bar);
+		bar = NULL;
+		b->checker_stop(ck, 1, console);
 		char *msg = xasprintf("checker guest: %s", ce.msg);
 		fail_fs(L, vm_outcome_name(o), vm_outcome_exit(o), msg);
 		free(msg);
 	} else {
-		b->checker_stop(ck, refused, NULL);
+		b->checker_stop(ck, refused, console);
 	}
+	free(console);
 	if (bar)
 		progress_done(bar, NULL);
 	return r;
@@ -242,6 +303,76 @@ static int read_log(struct fsloop *L, struct crash_state **states, size_t *nstat
 	return rc;
 }
 
+/* The exit code a stored fs run's outcome stands for (a finished fs run
+ * counted again by a resumed run). */
+static int outcome_exit(const char *outcome)
+{
+	static const enum vm_outcome vo[] = { VM_PANIC, VM_TIMEOUT, VM_NO_OUTPUT, VM_LOST, VM_QEMU_FAILED };
+	if (!outcome || !strcmp(outcome, "ok"))
+		return 0;
+	for (size_t i = 0; i < sizeof(vo) / sizeof(vo[0]); i++)
+		if (!strcmp(outcome, vm_outcome_name(vo[i])))
+			return vm_outcome_exit(vo[i]);
+	return EXIT_GUEST;
+}
+
+/* A fs run that had ended before the run was resumed: count what it stored. */
+static int count_finished(struct fsloop *L)
+{
+	const struct fs_resume *r = L->f->resume;
+	struct errbuf me;
+	if (r->fr->models && models_select(r->fr->models, NULL, NULL, NULL, &L->sum->models, &me) < 0)
+		L->sum->models = 0;
+	for (size_t i = 0; i < r->ndone; i++)
+		account_state(L, &r->done[i]);
+	snprintf(L->sum->outcome, sizeof(L->sum->outcome), "%s", r->fr->outcome ? r->fr->outcome : "ok");
+	snprintf(L->sum->error, sizeof(L->sum->error), "%s", r->fr->error ? r->fr->error : "");
+	L->sum->exit_code = outcome_exit(r->fr->outcome);
+	L->sum->ms = r->fr->record_ms + r->fr->check_ms;
+	L->sum->distinct = L->trees.hashes.n;
+	strvec_free(&L->trees.hashes);
+	hmap_free(&L->trees.map);
+	return L->sum->exit_code;
+}
+
+/* Record the workload, or take the stored recording of a resumed fs run. 1 when there is one. */
+static int recording_get(struct fsloop *L, struct recording *rec)
+{
+	const struct run_params *p = L->p;
+	const struct fs_params *f = L->f;
+	struct fsrun *fr = &L->fr;
+	const struct wl_workload *w = p->w;
+	if (f->resume) {
+		const struct fsrun *old = f->resume->fr;
+		memset(rec, 0, sizeof(*rec));
+		rec->log_path = xstrdup(old->log_path);
+		rec->base = xstrdup(old->base_image);
+		rec->qemu_cmdline = old->qemu_cmdline ? xstrdup(old->qemu_cmdline) : NULL;
+		rec->setup_end = old->setup_end;
+		rec->ms = old->record_ms;
+		rec->res = xcalloc(w->n ? w->n : 1, sizeof(*rec->res));
+		if (old->res && old->ops.n == w->n)
+			memcpy(rec->res, old->res, w->n * sizeof(*rec->res));
+		fr->id = old->id;
+		fr->error = xstrdup(""); /* the stop that ended it before is over */
+		return 1;
+	}
+	char title[64];
+	snprintf(title, sizeof(title), "%s: recording", f->fs);
+	struct rec_progress rp = { progress_start(title, w->n + 1) };
+	struct record_opts ro = {
+		.fs = f->fs, .mkfs_opts = f->mkfs_opts, .mount_opts = f->mount_opts, .size = p->size, .w = w,
+		.guest = p->guest, .nr_fbarrier = p->nr_fbarrier, .nr_fdatabarrier = p->nr_fdatabarrier,
+		.workdir = p->workdir, .progress = rec_progress_cb, .ctx = &rp,
+	};
+	int recorded = p->backend->record(p->backend, &ro, rec) == 0;
+	if (recorded)
+		progress_done(rp.bar, NULL);
+	else
+		progress_abort(rp.bar);
+	return recorded;
+}
+
 int runner_fs(const struct run_params *p, const struct fs_params *f, const struct run_info *run,
 	      const struct sink *sink, struct fs_summary *sum, struct errbuf *e)
 {
@@ -250,6 +381,8 @@ int runner_fs(const struct run_params *p, const struct fs_params *f, const struc
 	struct fsloop L = { .p = p, .f = f, .sink = sink, .sum = sum };
 	memset(sum, 0, sizeof(*sum));
 	snprintf(sum->fs, sizeof(sum->fs), "%s", f->fs);
+	if (f->resume && f->resume->finished)
+		return count_finished(&L);
 	struct fsrun *fr = &L.fr;
 	fr->run_id = run ? run->id : 0;
 	fr->fs = xstrdup(f->fs);
@@ -259,25 +392,13 @@ int runner_fs(const struct run_params *p, const struct fs_params *f, const struc
 	fr->outcome = xstrdup("running");
 	wl_copy(&fr->ops, w);
 	wl_expects_for(&fr->ops, f->fs); /* [expect FS...] sections for other file systems go */
-	if (sink->fsrun_begin && sink->fsrun_begin(sink->ctx, fr, e) < 0) {
+	if (!f->resume && sink->fsrun_begin && sink->fsrun_begin(sink->ctx, fr, e) < 0) {
 		fsrun_free(fr);
 		return -1;
 	}
 
-	char title[64];
-	snprintf(title, sizeof(title), "%s: recording", f->fs);
-	struct rec_progress rp = { progress_start(title, w->n + 1) };
-	struct record_opts ro = {
-		.fs = f->fs, .mkfs_opts = f->mkfs_opts, .mount_opts = f->mount_opts, .size = p->size, .w = w,
-		.guest = p->guest, .nr_fbarrier = p->nr_fbarrier, .nr_fdatabarrier = p->nr_fdatabarrier,
-		.workdir = p->workdir, .progress = rec_progress_cb, .ctx = &rp,
-	};
 	struct recording rec;
-	int recorded = p->backend->record(p->backend, &ro, &rec) == 0;
-	if (recorded)
-		progress_done(rp.bar, NULL);
-	else
-		progress_abort(rp.bar);
+	int recorded = recording_get(&L, &rec);
 	set_str(&fr->base_image, rec.base);
 	set_str(&fr->log_path, rec.log_path);
 	set_str(&fr->qemu_cmdline, rec.qemu_cmdline);
@@ -288,6 +409,11 @@ int runner_fs(const struct run_params *p, const struct fs_params *f, const struc
 	struct crash_state *states = NULL;
 	size_t nstates = 0;
 	if (!recorded) {
+		if (rec.outcome == VM_INTERRUPTED) {
+			interrupted_fs(&L, "while recording");
+			rc = sum->exit_code;
+			goto end;
+		}
 		int code = rec.err.code ? rec.err.code : EXIT_GUEST;
 		fail_fs(&L, rec.outcome == VM_OK ? "error" : vm_outcome_name(rec.outcome), code, rec.err.msg);
 		rc = code;
@@ -314,12 +440,17 @@ int runner_fs(const struct run_params *p, const struct fs_params *f, const struc
 	rc = read_log(&L, &states, &nstates);
 	if (rc)
 		goto end;
+	/* From here the run can be resumed: the recording is stored. */
+	if (!f->resume && sink->fsrun_recorded && sink->fsrun_recorded(sink->ctx, fr, e) < 0) {
+		r = -1;
+		goto end;
+	}
 	r = check_states(&L, states, nstates, e);
 	rc = sum->exit_code;
 	if (!rc)
 		set_str(&fr->outcome, "ok");
 	snprintf(sum->outcome, sizeof(sum->outcome), "%s", fr->outcome);
-	fr->check_ms = (now_s() - t0) * 1000 - rec.ms;
+	fr->check_ms = (now_s() - t0) * 1000 - (f->resume ? 0 : rec.ms);
 end:
 	sum->distinct = L.trees.hashes.n;
 	if (r == 0 && sink->fsrun_end && sink->fsrun_end(sink->ctx, fr, e) < 0)
@@ -341,10 +472,17 @@ end:
 int runner_run(const struct run_params *p, const struct fs_params *fss, size_t n, struct run_info *run,
 	       const struct sink *sink, struct fs_summary *sums, struct errbuf *e)
 {
-	if (sink->run_begin && sink->run_begin(sink->ctx, run, e) < 0)
+	if (!run->id && sink->run_begin && sink->run_begin(sink->ctx, run, e) < 0)
 		return -1;
 	int rc = 0;
 	for (size_t i = 0; i < n; i++) {
+		if (intr_pending() && !(fss[i].resume && fss[i].resume->finished)) {
+			/* not started: a resumed run starts it */
+			memset(&sums[i], 0, sizeof(sums[i]));
+			snprintf(sums[i].fs, sizeof(sums[i].fs), "%s", fss[i].fs);
+			snprintf(sums[i].outcome, sizeof(sums[i].outcome), "not started");
+			continue;
+		}
 		int r = runner_fs(p, &fss[i], run, sink, &sums[i], e);
 		if (r < 0)
 			return -1;
@@ -361,7 +499,9 @@ int runner_run(const struct run_params *p, const struct fs_params *fss, size_t n
 	}
 	if (!rc && finding)
 		rc = EXIT_FINDING;
-	set_str(&run->status, rc == EXIT_FINDING ? "findings" : rc ? "failed" : "ok");
+	if (intr_pending())
+		rc = intr_exit_code();
+	set_str(&run->status, intr_pending() ? "interrupted" : rc == EXIT_FINDING ? "findings" : rc ? "failed" : "ok");
 	run->has_exit = 1;
 	run->exit_code = rc;
 	if (sink->run_end && sink->run_end(sink->ctx, run, e) < 0)

@@ -32,11 +32,22 @@ struct run_params {
 	long nr_fbarrier, nr_fdatabarrier;  /* the barrier calls' syscall numbers, -1 when none */
 };
 
+/* What a resumed fs run already has (crashlab run --resume): its stored
+ * fs run with the recording, ops and results, and the states stored
+ * before the run stopped, with their verdicts. */
+struct fs_resume {
+	const struct fsrun *fr;
+	const struct state_result *done;
+	size_t ndone;
+	int finished;                       /* the fs run had ended (ok or a failure): only count it */
+};
+
 /* One file system of a run. */
 struct fs_params {
 	const char *fs;
 	const char *mkfs_opts;              /* NULL = defaults */
 	const char *mount_opts;             /* NULL = defaults */
+	const struct fs_resume *resume;     /* NULL: a fresh fs run */
 };
 
 /* What the run table shows for one file system. */
@@ -54,14 +65,19 @@ struct fs_summary {
 
 /* One file system: record, enumerate, check, judge and hand every state to
  * the sink. 0, or the exit code of a guest or input failure (the fs run is
- * stored with its outcome and sum says why); -1 with e when the sink failed. */
+ * stored with its outcome and sum says why); -1 with e when the sink failed.
+ * With f->resume the recording is the stored one and the states already
+ * stored are counted, not checked again (their specs must be the ones the
+ * log gives again). A stop request (host/intr.h) ends it between two steps
+ * with the outcome "interrupted" and its exit code (130 for SIGINT). */
 int runner_fs(const struct run_params *p, const struct fs_params *f, const struct run_info *run,
 	      const struct sink *sink, struct fs_summary *sum, struct errbuf *e);
 
-/* The whole run: run_begin, every file system in order, run_end with the
- * status and exit code set. Returns the run's exit code (README "Exit
- * codes": 1 when a selected model has a LOST or a universal rule is
- * broken), or -1 with e when the sink failed. */
+/* The whole run: run_begin (not for a run that has an id: it is resumed),
+ * every file system in order, run_end with the status and exit code set.
+ * Returns the run's exit code (README "Exit codes": 1 when a selected model
+ * has a LOST or a universal rule is broken; 128 + the signal when it was
+ * interrupted, status "interrupted"), or -1 with e when the sink failed. */
 int runner_run(const struct run_params *p, const struct fs_params *fss, size_t n, struct run_info *run,
 	       const struct sink *sink, struct fs_summary *sums, struct errbuf *e);
 

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -29,6 +30,7 @@
 #include <unistd.h>
 
 #include "host/hash.h"
+#include "host/intr.h"
 #include "host/msg.h"
 #include "host/sys.h"
 
@@ -47,6 +49,7 @@ static const char *const outcome_names[] = {
 	[VM_NO_OUTPUT] = "no-output",
 	[VM_LOST] = "lost-connection",
 	[VM_QEMU_FAILED] = "qemu-failed",
+	[VM_INTERRUPTED] = "interrupted",
 };
 
 const char *vm_outcome_name(enum vm_outcome o)
@@ -67,6 +70,8 @@ int vm_outcome_exit(enum vm_outcome o)
 	case VM_LOST:
 	case VM_QEMU_FAILED:
 		return EXIT_GUEST;
+	case VM_INTERRUPTED:
+		return intr_pending() ? intr_exit_code() : 130;
 	}
 	return EXIT_SOFTWARE;
 }
@@ -116,9 +121,11 @@ void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 	}
 	for (size_t i = 0; i < cfg->drives.n; i++) {
 		strvec_push(a, "-drive");
-		strvec_pushf(a, "%s,if=none,id=disk%zu", cfg->drives.v[i], i);
+		strvec_pushf(a, "%s,if=none,id=disk%zu%s%s", cfg->drives.v[i], i, cfg->drive_opts ? "," : "",
+			     cfg->drive_opts ? cfg->drive_opts : "");
 		strvec_push(a, "-device");
-		strvec_pushf(a, "virtio-blk-pci,drive=disk%zu", i);
+		strvec_pushf(a, "virtio-blk-pci,drive=disk%zu%s%s", i, cfg->blk_opts ? "," : "",
+			     cfg->blk_opts ? cfg->blk_opts : "");
 	}
 	if (vm_qemu_has_sandbox()) {
 		strvec_push(a, "-sandbox");
@@ -243,6 +250,7 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	int pfd[2] = { -1, -1 };
 	pid_t pid = -1;
 	vm->t_start = now_s();
+	pid_t parent = getpid();
 	if (pipe2(pfd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 		snprintf(vm->why, sizeof(vm->why), "cannot start QEMU: %s", strerror(errno));
 		if (pfd[0] >= 0) {
@@ -260,7 +268,12 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 		dup2(pfd[1], 1);
 		if (err >= 0)
 			dup2(err, 2);
+		/* Its own process group, so a Ctrl-C reaches only crashlab, which
+		 * decides; and killed with us, however we die. */
 		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		execvp(vm->argv.v[0], vm->argv.v);
 		fprintf(stderr, "cannot run '%s': %s\n", vm->argv.v[0], strerror(errno));
 		_exit(127);
@@ -273,6 +286,11 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	double deadline = vm->t_start + BOOT_TIMEOUT_S * vm->slowdown;
 	enum vm_outcome o = VM_NO_OUTPUT;
 	while (now_s() < deadline) {
+		if (intr_pending()) {
+			vm_kill(vm);
+			o = VM_INTERRUPTED;
+			goto out;
+		}
 		if (qemu_exited(vm)) {
 			o = exit_outcome(vm, false);
 			goto out;
@@ -350,6 +368,10 @@ static enum vm_outcome request(struct vm *vm, uint8_t type, uint16_t flags, uint
 	}
 	double deadline = now_s() + (timeout_s > 0 ? timeout_s : CMD_TIMEOUT_S * vm->slowdown);
 	for (;;) {
+		if (intr_pending()) {
+			vm_kill(vm);
+			return VM_INTERRUPTED;
+		}
 		double left = deadline - now_s();
 		if (left <= 0)
 			return console_has_panic(vm) ? VM_PANIC : VM_TIMEOUT;
@@ -482,7 +504,7 @@ void vm_stop(struct vm *vm)
 	if (vm->chan >= 0)
 		proto_send(vm->chan, PROTO_MSG_SHUTDOWN, 0, 0, NULL, 0);
 	double deadline = now_s() + STOP_TIMEOUT_S * vm->slowdown;
-	while (now_s() < deadline) {
+	while (now_s() < deadline && !intr_pending()) {
 		console_drain(vm);
 		if (qemu_exited(vm))
 			return;
@@ -563,6 +585,9 @@ int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e)
 		else
 			sbuf_addf(&msg, "qemu failed before the guest was up%s%.*s", qerr.len ? ": " : "",
 				  (int)strcspn(qerr.buf ? qerr.buf : "", "\n"), qerr.buf ? qerr.buf : "");
+		break;
+	case VM_INTERRUPTED:
+		sbuf_addf(&msg, "interrupted (%s): the guest was stopped", strsignal(intr_pending() ? intr_pending() : SIGINT));
 		break;
 	case VM_OK:
 		break;

@@ -26,6 +26,7 @@ enum vm_outcome {
 	VM_NO_OUTPUT,      /* the agent never said hello within the boot timeout */
 	VM_LOST,           /* QEMU exited or the channel closed unexpectedly */
 	VM_QEMU_FAILED,    /* QEMU could not start, or exited at once */
+	VM_INTERRUPTED,    /* we were asked to stop (SIGINT, SIGTERM: host/intr.h); QEMU is killed */
 };
 
 const char *vm_outcome_name(enum vm_outcome o);
@@ -36,6 +37,8 @@ struct vm_config {
 	const char *initrd;      /* initramfs */
 	const char *accel;       /* "kvm" or "tcg" (resolved) */
 	struct strvec drives;    /* full -drive specs (file=...,format=...) */
+	const char *blk_opts;    /* extra virtio-blk-pci properties of every drive ("request-merging=off"), or NULL */
+	const char *drive_opts;  /* extra -drive options of every drive ("werror=report"), or NULL */
 	const char *append;      /* extra kernel command line, or NULL */
 	int mem_mb;
 	bool shell;              /* console on the user's terminal, shell mode */

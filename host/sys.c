@@ -9,10 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "host/intr.h"
 #include "host/msg.h"
 
 int write_file_atomic(const char *path, const void *data, size_t n)
@@ -227,9 +229,42 @@ int tmp_create(const char *path, char **tmp, struct errbuf *e)
 	return fd;
 }
 
+int lock_take(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return -1;
+	if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+		int err = errno;
+		close(fd);
+		errno = err;
+		return -1;
+	}
+	return fd;
+}
+
+bool lock_busy(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	bool busy = flock(fd, LOCK_SH | LOCK_NB) < 0 && errno == EWOULDBLOCK;
+	close(fd);
+	return busy;
+}
+
+/* We were asked to stop while a child ran: pass the request on, once. */
+static void forward_stop(pid_t pid, int *forwarded)
+{
+	if (intr_pending() && !*forwarded) {
+		kill(pid, SIGTERM);
+		*forwarded = 1;
+	}
+}
+
 int run_cmd_in(const char *dir, const struct strvec *argv, struct sbuf *out, int log_fd)
 {
-	int pfd[2] = { -1, -1 };
+	int pfd[2] = { -1, -1 }, forwarded = 0;
 	if (msg_verbose()) {
 		char *line = strvec_join_quoted(argv);
 		fprintf(stderr, "+ %s\n", line);
@@ -265,8 +300,10 @@ int run_cmd_in(const char *dir, const struct strvec *argv, struct sbuf *out, int
 		ssize_t n;
 		while ((n = read(pfd[0], buf, sizeof(buf))) != 0) {
 			if (n < 0) {
-				if (errno == EINTR)
+				if (errno == EINTR) {
+					forward_stop(pid, &forwarded);
 					continue;
+				}
 				break;
 			}
 			sbuf_add(out, buf, (size_t)n);
@@ -276,9 +313,11 @@ int run_cmd_in(const char *dir, const struct strvec *argv, struct sbuf *out, int
 			sbuf_add(out, "", 0);
 	}
 	int st;
-	while (waitpid(pid, &st, 0) < 0)
+	while (waitpid(pid, &st, 0) < 0) {
 		if (errno != EINTR)
 			return -1;
+		forward_stop(pid, &forwarded);
+	}
 	if (WIFEXITED(st))
 		return WEXITSTATUS(st);
 	return 128 + WTERMSIG(st);

@@ -46,6 +46,13 @@ int tmp_create(const char *path, char **tmp, struct errbuf *e);
  * they go to log_fd (if >= 0) or are inherited. With --verbose the command
  * line is printed first. Returns the exit code (0..255, 128+signal), or -1
  * if it could not start. */
+/* An exclusive flock on path (created if missing), held until the fd is
+ * closed or the process dies, however it dies: the fd, or -1 with errno
+ * (EWOULDBLOCK: somebody holds it). */
+int lock_take(const char *path);
+/* Does somebody hold the lock on path? false when path does not exist. */
+bool lock_busy(const char *path);
+
 int run_cmd(const struct strvec *argv, struct sbuf *out, int log_fd);
 /* Same, in directory dir (NULL = cwd). */
 int run_cmd_in(const char *dir, const struct strvec *argv, struct sbuf *out, int log_fd);

@@ -343,21 +343,6 @@ static void expected_desc(struct walk *w, const struct sim_field *f, char *buf, 
 /* ------------------------------------------------------------------ */
 /* Options of data fields */
 
-static const char *block_token_at(const struct tree_node *t, uint64_t b, size_t *len)
-{
-	const char *p = t->blocks ? t->blocks : "";
-	for (uint64_t i = 0; i < b; i++) {
-		p = strchr(p, ',');
-		if (!p) {
-			*len = 0;
-			return "";
-		}
-		p++;
-	}
-	*len = strcspn(p, ",");
-	return p;
-}
-
 static int token_is(const struct sim *s, int64_t id, uint64_t off, size_t len, const char *tok, size_t toklen)
 {
 	char t[24];
@@ -495,10 +480,12 @@ static int attribute_inode(struct walk *w, int ino, int nd, int report)
 			}
 		}
 		uint64_t nb = (t->size + TREE_BLOCK - 1) / TREE_BLOCK;
+		const char *next = t->blocks ? t->blocks : ""; /* block b's token: the list is walked once */
 		for (uint64_t b = 0; b < nb; b++) {
 			struct sim_field bf = { SF_BLOCK, ino, (int64_t)b };
-			size_t toklen;
-			const char *tok = block_token_at(t, b, &toklen);
+			size_t toklen = next ? strcspn(next, ",") : 0;
+			const char *tok = next ? next : "";
+			next = next && next[toklen] == ',' ? next + toklen + 1 : NULL;
 			size_t len = t->size - b * TREE_BLOCK < TREE_BLOCK ? (size_t)(t->size - b * TREE_BLOCK) : TREE_BLOCK;
 			F = begin_field(w, &bf);
 			opts_block(w, F, tok, toklen, len);

@@ -41,6 +41,7 @@ struct ctx {
 	const struct wl_op *op;
 	int record;       /* a [run] op: its changes are recorded */
 	int dry;          /* only check: change nothing */
+	const struct op_result *g; /* the guest's result, or NULL */
 };
 
 static void set_field(struct ctx *c, enum sim_field_kind kind, int ino, int64_t key, int64_t val, int data)
@@ -377,6 +378,11 @@ static int op_creat(struct ctx *c, int *unsup)
 	return 0;
 }
 
+static int is_write_op(const struct wl_op *op)
+{
+	return op->kind == WL_WRITE || op->kind == WL_APPEND || op->kind == WL_DWRITE || op->kind == WL_MMAPWRITE;
+}
+
 /* write, append, dwrite (O_DIRECT: 512-byte aligned) and mmapwrite. */
 static int op_write(struct ctx *c, int *unsup)
 {
@@ -393,6 +399,10 @@ static int op_write(struct ctx *c, int *unsup)
 	mark_opened(s, op->path);
 	if (op->kind == WL_APPEND)
 		off = s->in[ino].size;
+	/* a short write (the disk full): the guest wrote its first ret bytes,
+	 * then failed; a write that did not fail wrote them all */
+	if (c->g && c->g->err && c->g->ret >= 0 && (uint64_t)c->g->ret < len)
+		len = (uint64_t)c->g->ret;
 	if (off + len > (uint64_t)SIM_MAX_FILE) {
 		*unsup = 1;
 		return EFBIG;
@@ -761,7 +771,12 @@ static int sim_exec(struct sim *s, const struct wl_workload *w, const struct op_
 		so->first = s->nch;
 		const struct op_result *g = res ? &res[i] : NULL;
 		so->guest_err = g ? (g->err ? g->err : (g->ret < 0 ? EIO : 0)) : -1;
-		struct ctx c = { s, op, op->section == WL_RUN, 0 };
+		/* A write that wrote part of its bytes, then failed (ENOSPC), did
+		 * write them: it is applied as the guest did it, not as a failure. */
+		int short_write = g && g->err && g->ret > 0 && is_write_op(op);
+		if (short_write)
+			so->guest_err = 0;
+		struct ctx c = { s, op, op->section == WL_RUN, 0, g };
 		int unsup = 0, e;
 		if (g && so->guest_err) {
 			/* The guest failed: the simulator applies the same failure
@@ -795,7 +810,15 @@ static int sim_exec(struct sim *s, const struct wl_workload *w, const struct op_
 				if (check_only || !g)
 					return -1;
 			}
-			if (g && e) {
+			if (short_write) {
+				char text[300], a[64];
+				op_text(op, text, sizeof(text));
+				errname(g->err, a, sizeof(a));
+				snprintf(so->mismatch, sizeof(so->mismatch),
+					 "op %d `%s` wrote only %" PRId64 " bytes in the guest, then failed (%s); the "
+					 "simulator applies what the guest wrote",
+					 op->id, text, g->ret, a);
+			} else if (g && e) {
 				char text[300], a[64];
 				op_text(op, text, sizeof(text));
 				errname(e, a, sizeof(a));

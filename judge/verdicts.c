@@ -127,10 +127,25 @@ static void add(struct judge *j, int model, const struct rule *r, int trigger, s
 		j->covered[c] = 1;
 	struct group *g = find_group(j, model, r, trigger, c);
 	g->promised = promised;
-	for (size_t i = 0; i < g->np; i++)
-		if (g->pc[i] == c)
+	/* pc stays sorted, so a gigabyte's 262,144 block changes go in at the
+	 * end one by one and a repeat is found by bisection */
+	size_t lo = 0, hi = g->np;
+	if (hi && g->pc[hi - 1] < c) {
+		lo = hi;
+	} else {
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (g->pc[mid] < c)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		if (lo < g->np && g->pc[lo] == c)
 			return;
+	}
 	ARRAY_PUSH(g->pc, g->np, g->pcap, c);
+	memmove(&g->pc[lo + 1], &g->pc[lo], (g->np - 1 - lo) * sizeof(g->pc[0]));
+	g->pc[lo] = c;
 }
 
 /* The last change of field f made by an op <= k, or -1. */

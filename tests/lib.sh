@@ -41,3 +41,28 @@ expect_lines() {
 	n=$(wc -l <"$1")
 	if [ "$n" -eq "$2" ]; then ok "$3"; else not_ok "$3: $n lines, expected $2"; sed 's/^/    | /' "$1" | tail -n 10; fi
 }
+
+# expect_db_ok DB DESC: the database file is sound: PRAGMA integrity_check
+# says "ok" and PRAGMA foreign_key_check finds no row without its parent
+# (with the sqlite3 tool, waiting for a writer as crashlab does). For every
+# test that hurts a run on purpose: a killed crashlab, a guest that panics
+# or hangs, a checker that dies on a state.
+expect_db_ok() {
+	local db=$1 desc=$2 out rc
+	if ! command -v sqlite3 >/dev/null 2>&1; then
+		skip "$desc" "the sqlite3 tool is not installed"
+		return
+	fi
+	if [ ! -f "$db" ]; then
+		not_ok "$desc: '$db' does not exist"
+		return
+	fi
+	out=$(sqlite3 -bail -cmd '.timeout 30000' "$db" 'PRAGMA integrity_check; PRAGMA foreign_key_check;' 2>&1)
+	rc=$?
+	if [ "$rc" -eq 0 ] && [ "$out" = ok ]; then
+		ok "$desc"
+	else
+		not_ok "$desc: '$db' is not sound (sqlite3 exit $rc)"
+		printf '%s\n' "$out" | sed 's/^/    | /' | head -n 10
+	fi
+}

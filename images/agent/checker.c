@@ -7,8 +7,10 @@
  * each state the host names a spec (which log entries to apply, which
  * sectors of a torn write). We then
  *   1. create a device-mapper snapshot of the origin whose copy-on-write
- *      store is a loop device over a sparse file in tmpfs - RAM - so the
- *      origin is never written and a state costs only the blocks it changes
+ *      store is a loop device over a sparse file in tmpfs - RAM - or, for
+ *      recordings that wrote more than RAM can hold, /dev/vdc, a sparse
+ *      scratch disk the host gives the guest; so the origin is never
+ *      written and a state costs only the blocks it changes
  *      (through the kernel's device-mapper ioctls directly: running dmsetup
  *      twice per state cost more under TCG than mounting the state);
  *   2. apply the state's writes to the snapshot in log order;
@@ -17,7 +19,10 @@
  *   4. run the file system's fsck read-only on the recovered device;
  *   5. remove the snapshot and empty the store for the next state.
  * A state that does not mount, or that fsck flags, is a result, reported
- * with the kernel's messages - never an error of the checker. Each phase is
+ * with the kernel's messages - never an error of the checker. The other
+ * way round too: a state the checker could not build whole (the store
+ * full, so the snapshot went invalid; a write to it that failed) is the
+ * checker's error, never reported as a state that does not mount. Each phase is
  * timed, so `crashlab bench check` can tell where the time goes.
  */
 #include <errno.h>
@@ -43,6 +48,7 @@
 #define STATE_NAME "clstate"
 #define STATE_DIR "/mnt/state"
 #define COW_FILE "/tmp/cl-cow"
+#define COW_DISK "/dev/vdc"
 #define OUTPUT_MAX (64 * 1024)
 
 struct agent_checker {
@@ -51,8 +57,8 @@ struct agent_checker {
 	int log_fd;
 	struct wlog log;
 	uint64_t origin_bytes;
-	int cow_fd;
-	char loop[32];
+	int cow_fd;             /* the tmpfs store, or -1 when the store is COW_DISK */
+	char loop[32];          /* the store's block device */
 };
 
 static double now_ms(void)
@@ -172,6 +178,19 @@ struct agent_checker *agent_checker_new(const char *origin, const char *logdev, 
 		return NULL;
 	}
 	close(ofd);
+	uint64_t disk_bytes = 0;
+	int dfd = open(COW_DISK, O_RDONLY | O_CLOEXEC);
+	if (dfd >= 0 && ioctl(dfd, BLKGETSIZE64, &disk_bytes) == 0 && disk_bytes >= c->origin_bytes) {
+		/* the host's scratch disk: nothing to attach, nothing to empty */
+		close(dfd);
+		c->cow_fd = -1;
+		snprintf(c->loop, sizeof(c->loop), "%s", COW_DISK);
+		mkdir("/mnt", 0755);
+		mkdir(STATE_DIR, 0755);
+		return c;
+	}
+	if (dfd >= 0)
+		close(dfd);
 	c->cow_fd = open(COW_FILE, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (c->cow_fd < 0 || ftruncate(c->cow_fd, (off_t)c->origin_bytes) < 0 || attach_loop(c, e) < 0) {
 		if (!e->msg[0])
@@ -254,6 +273,31 @@ static int create_snapshot(struct agent_checker *c, struct errbuf *e)
 		nanosleep(&ts, NULL);
 	}
 	return 0;
+}
+
+/* Has the snapshot gone invalid (its store full or failing)? Its status
+ * line says "Invalid" (or "Overflow" for a merging one) then. */
+static int snapshot_invalid(void)
+{
+	union {
+		struct dm_ioctl io;
+		char buf[sizeof(struct dm_ioctl) + 1024];
+	} u;
+	memset(&u, 0, sizeof(u));
+	u.io.version[0] = DM_VERSION_MAJOR;
+	u.io.data_size = (uint32_t)sizeof(u.buf);
+	u.io.data_start = (uint32_t)sizeof(struct dm_ioctl);
+	snprintf(u.io.name, sizeof(u.io.name), "%s", STATE_NAME);
+	int fd = open("/dev/mapper/control", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	int r = ioctl(fd, DM_TABLE_STATUS, &u);
+	close(fd);
+	if (r < 0 || u.io.target_count < 1 || u.io.data_start + sizeof(struct dm_target_spec) >= sizeof(u.buf))
+		return 0;
+	u.buf[sizeof(u.buf) - 1] = '\0';
+	const char *status = u.buf + u.io.data_start + sizeof(struct dm_target_spec);
+	return strstr(status, "Invalid") != NULL || strstr(status, "Overflow") != NULL;
 }
 
 static void remove_snapshot(void)
@@ -359,7 +403,13 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 		close(dev);
 		goto out_remove;
 	}
-	fsync(dev);
+	if (fsync(dev) < 0 || snapshot_invalid()) {
+		errbuf_set(e, EXIT_SOFTWARE, "cannot build state '%s': %s", spec_text,
+			   snapshot_invalid() ? "its copy-on-write store is full (the snapshot went invalid)"
+					      : strerror(errno));
+		close(dev);
+		goto out_remove;
+	}
 	close(dev);
 	double t1 = now_ms();
 	t_replay = t1 - t0;
@@ -402,12 +452,20 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	fargv[fa] = NULL;
 	fsck_status = run_capture(fargv, &fsck_out, &fsck_len);
 	t_fsck = now_ms() - t4;
+	/* recovery writes too: a store that filled up then makes the mount and
+	 * fsck see I/O errors that are the checker's, not the state's */
+	if (snapshot_invalid()) {
+		errbuf_set(e, EXIT_SOFTWARE, "cannot check state '%s': its copy-on-write store filled up while it was "
+			   "mounted (the snapshot went invalid)", spec_text);
+		goto out_remove;
+	}
 	ret = 0;
 
 out_remove:
 	remove_snapshot();
-	/* Empty the copy-on-write store: its blocks are RAM. */
-	if (ftruncate(c->cow_fd, 0) < 0 || ftruncate(c->cow_fd, (off_t)c->origin_bytes) < 0)
+	/* Empty the copy-on-write store: its blocks are RAM. (A scratch disk
+	 * needs nothing: a transient store never reads what it held.) */
+	if (c->cow_fd >= 0 && (ftruncate(c->cow_fd, 0) < 0 || ftruncate(c->cow_fd, (off_t)c->origin_bytes) < 0))
 		ret = -1;
 	if (ret == 0) {
 		double total = now_ms() - t0;

@@ -25,6 +25,8 @@
  *
  * Results: a failing call is a result (ret -1 and its errno), never an
  * abort: even a SIGBUS while storing into a mapping becomes ret -1, EFAULT.
+ * A write that wrote some of its bytes before a call failed (ENOSPC) has
+ * both: ret the bytes written, err the failure.
  * ret is the call's return value (bytes for the writes, summed over the
  * chunks large writes are cut into), except creat, whose fd number means
  * nothing outside the guest: 0. After the op, ino/ino2 are the inode
@@ -76,6 +78,7 @@ struct agent_ops {
 	long nr_fbarrier, nr_fdatabarrier;
 	struct ofile *f;
 	size_t n, cap;
+	int short_err;    /* a write that wrote part of its bytes, then failed: why */
 };
 
 struct agent_ops *agent_ops_new(const char *mountpoint, long nr_fbarrier, long nr_fdatabarrier)
@@ -225,9 +228,10 @@ static int get_fd(struct agent_ops *a, const char *path, enum want w, mode_t mod
 
 /* Write len bytes of op's data at file offset off through fd: the TEXT, or
  * the op's pattern. appending: write() on an O_APPEND fd, else pwrite.
- * Returns the bytes written, or -1 when nothing was. */
+ * Returns the bytes written, or -1 when nothing was; when some were and
+ * then a call failed (the disk full), *short_err is its errno. */
 static long write_data(int fd, const struct wl_op *op, uint64_t off, uint64_t len, int appending,
-		       unsigned char *buf, size_t bufsize)
+		       unsigned char *buf, size_t bufsize, int *short_err)
 {
 	uint64_t done = 0;
 	do {
@@ -243,11 +247,16 @@ static long write_data(int fd, const struct wl_op *op, uint64_t off, uint64_t le
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return done ? (long)done : -1;
+			if (!done)
+				return -1;
+			*short_err = errno;
+			return (long)done;
 		}
 		done += (uint64_t)w;
-		if (w == 0)
-			break; /* no progress: do not spin */
+		if (w == 0) {
+			*short_err = EIO; /* no progress: do not spin */
+			break;
+		}
 	} while (done < len);
 	return (long)done;
 }
@@ -285,7 +294,7 @@ static long do_write(struct agent_ops *a, const struct wl_op *op, int appending)
 		}
 		off = (uint64_t)st.st_size;
 	}
-	long r = write_data(fd, op, off, len, appending, buf, bufsize ? bufsize : 1);
+	long r = write_data(fd, op, off, len, appending, buf, bufsize ? bufsize : 1, &a->short_err);
 	int e = errno;
 	if (appending)
 		fcntl(fd, F_SETFL, oldfl);
@@ -307,7 +316,7 @@ static long do_dwrite(struct agent_ops *a, const struct wl_op *op)
 		errno = e;
 		return -1;
 	}
-	long r = write_data(fd, op, off, len, 0, buf, bufsize ? bufsize : 4096);
+	long r = write_data(fd, op, off, len, 0, buf, bufsize ? bufsize : 4096, &a->short_err);
 	e = errno;
 	free(buf);
 	errno = e;
@@ -599,12 +608,13 @@ void agent_ops_exec(struct agent_ops *a, const struct wl_op *op, struct op_resul
 	mode_t old_umask = umask(0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	errno = 0;
+	a->short_err = 0;
 	long ret = run_op(a, op);
 	int e = errno;
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	umask(old_umask);
 	r->ret = ret;
-	r->err = ret < 0 ? (e ? e : EIO) : 0;
+	r->err = ret < 0 ? (e ? e : EIO) : a->short_err;
 	r->ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
 	r->ino = ino_of(a, op->path, 0);
 	if (op->kind == WL_SYMLINK)

@@ -104,3 +104,4 @@ if [ "$after" = 1 ]; then ok "the state after it was checked in a fresh guest"; 
 u1=$(q "SELECT count(*) FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id
 	WHERE f.run_id = $run AND s.idx = 1 AND v.rule = 'U1' AND v.verdict = 'broken'")
 if [ "$u1" -ge 1 ]; then ok "the panicked state is judged: U1 broken"; else not_ok "no U1 verdict for the panicked state"; fi
+expect_db_ok "$db" "the database is sound after a checker guest panicked"

@@ -146,7 +146,8 @@ expect_grep "$T/err" "op 2 \(line 3\) \`write s \"x\"\`: the simulator cannot mo
 cp "$db" "$T/old.db"
 sqlite3 "$T/old.db" "DROP TABLE verdicts; ALTER TABLE states DROP COLUMN judged; ALTER TABLE states DROP COLUMN explained;
 	ALTER TABLE states DROP COLUMN difference; ALTER TABLE states DROP COLUMN timeline; ALTER TABLE fsruns DROP COLUMN models;
-	ALTER TABLE fsruns DROP COLUMN sim_notes; PRAGMA user_version = 1;"
+	ALTER TABLE fsruns DROP COLUMN sim_notes; ALTER TABLE runs DROP COLUMN workdir; ALTER TABLE runs DROP COLUMN pid;
+	ALTER TABLE runs DROP COLUMN resumes; PRAGMA user_version = 1;"
 expect_exit 0 "report on a schema-1 database before judging" -- "$CRASHLAB" report 1 --db "$T/old.db"
 expect_grep "$T/err" "have no verdicts yet; 'crashlab judge 1 --db .*' judges them" "report says how to judge them"
 n=$(sqlite3 "$T/old.db" "SELECT count(*) FROM verdicts")
@@ -155,5 +156,8 @@ expect_exit 0 "judge the schema-1 database's run" -- "$CRASHLAB" judge 1 --db "$
 expect_grep "$T/out" "^run 1: [1-9][0-9]* states judged" "judge says how many states it judged"
 expect_exit 0 "report on the judged database" -- "$CRASHLAB" report 1 --db "$T/old.db"
 v=$(sqlite3 "$T/old.db" "PRAGMA user_version"); n=$(sqlite3 "$T/old.db" "SELECT count(*) FROM verdicts")
-if [ "$v" = 2 ] && [ "$n" -gt 0 ]; then ok "the old database is migrated to schema 2 and its states judged ($n verdicts)"; else not_ok "version $v, $n verdicts"; fi
+cur=$(sqlite3 "$db" "PRAGMA user_version")
+if [ "$v" = "$cur" ] && [ "$n" -gt 0 ]; then ok "the old database is migrated to schema $cur and its states judged ($n verdicts)"; else not_ok "version $v (want $cur), $n verdicts"; fi
+expect_db_ok "$T/old.db" "the migrated database is sound"
 expect_grep "$T/out" "^== f2fs" "and reported"
+expect_db_ok "$db" "the database is sound after the failing runs"

@@ -114,3 +114,4 @@ fi
 # the case x fs table, for the log: the counts, then every cell that is not a plain pass
 awk '{ n[$3]++ } END { for (r in n) printf "# %s: %d\n", r, n[r] }' "$table" | sort
 awk '$3 != "pass" { print "# " $1 " on " $2 ": " $3 }' "$table"
+expect_db_ok "$db" "the database is sound after every known-answer case"

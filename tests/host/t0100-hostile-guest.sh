@@ -250,7 +250,7 @@ canaries=$(find "$T" /tmp/escape-canary /escape-canary -name '*escape-canary*' 2
 [ -z "$canaries" ] && ok "no path of a guest's tree became a file" || not_ok "files made from guest paths: $canaries"
 left=$(find "$W" -mindepth 1)
 [ -z "$left" ] && ok "nothing was written in the working directory" || not_ok "written in the working directory: $left"
-stray=$(find "$T/cache/crashlab/runs" -type f | grep -vE '/[^/]+Z-[0-9]+/ext4(\.log|-state[0-9]+-console\.log)$')
+stray=$(find "$T/cache/crashlab/runs" -type f | grep -vE '/[^/]+Z-[0-9]+/(lock|ext4(\.log|\.(record|check)-console\.log|-state[0-9]+-console\.log))$')
 [ -z "$stray" ] && ok "a run's folder holds only its write logs and console logs" || not_ok "unexpected files: $stray"
 top=$(cd "$T" && find . -mindepth 1 -maxdepth 1 | sort | tr '\n' ' ')
 case "$top" in

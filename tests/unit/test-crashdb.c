@@ -29,6 +29,7 @@
 #include "host/msg.h"
 #include "host/sys.h"
 #include "tests/unit/check.h"
+#include "tests/unit/dbkit.h"
 
 static char dir[] = "/tmp/crashlab-crashdb.XXXXXX";
 static char *path;
@@ -227,7 +228,7 @@ static int64_t fill(struct crashdb *db, struct fsrun *ext4)
 
 TEST(fill)
 {
-	CHECK(fill_ok, "a new database is at schema version 2");
+	CHECK(fill_ok, "a new database is at the current schema version (%d)", crashdb_schema_version());
 	fill(db, &ext4);
 }
 
@@ -341,6 +342,159 @@ TEST(all_or_nothing)
 	CHECK(query_i64(db, "SELECT count(*) FROM states WHERE idx = 10") == 0, "rolled back with the caller's transaction");
 }
 
+/* ---- one transaction per state, per fs run end ---- */
+
+static int64_t count_of(const char *sql_fmt, int64_t id)
+{
+	char *sql = xasprintf(sql_fmt, (long long)id);
+	int64_t n = query_i64(db, sql);
+	free(sql);
+	return n;
+}
+
+/* A judgement of n verdicts (posix, unpromised, bonus for op 4), the last one of kind last. */
+static void verdicts(struct judgement *j, size_t n, enum verdict_kind last)
+{
+	memset(j, 0, sizeof(*j));
+	j->judged = 1;
+	j->explained = 1;
+	j->marks = "sss+";
+	j->v = xcalloc(n, sizeof(*j->v));
+	j->n = n;
+	for (size_t i = 0; i < n; i++) {
+		struct verdict *v = &j->v[i];
+		v->model = MODEL_POSIX;
+		snprintf(v->rule, sizeof(v->rule), "unpromised");
+		v->kind = i + 1 == n ? last : V_BONUS;
+		v->op = 4;
+		snprintf(v->path, sizeof(v->path), "B/%zu", i);
+		snprintf(v->reason, sizeof(v->reason), "verdict %zu", i);
+	}
+}
+
+/* What is left of state idx of fs run f: the state row, its nodes, its verdicts. */
+static void expect_no_state(int64_t fsrun, int idx, const char *why)
+{
+	char *sql = xasprintf("SELECT count(*) FROM states WHERE fsrun_id = %lld AND idx = %d", (long long)fsrun, idx);
+	CHECK(query_i64(db, sql) == 0, "%s: the state is not there", why);
+	free(sql);
+	CHECK(query_i64(db, "SELECT count(*) FROM nodes WHERE state_id NOT IN (SELECT id FROM states)") == 0 &&
+		      query_i64(db, "SELECT count(*) FROM verdicts WHERE state_id NOT IN (SELECT id FROM states)") == 0,
+	      "%s: nor any of its nodes or verdicts", why);
+	CHECK(sqlite3_get_autocommit(db->db), "%s: no transaction is left open", why);
+}
+
+TEST(state_nodes_and_verdicts_in_one_transaction)
+{
+	/* A run of its own, deleted at the end, so the other cases' counts hold. */
+	struct run_info r = { .cmdline = "crashlab run tx.wl" };
+	struct fsrun f = { .fs = "btrfs", .outcome = "running" };
+	CHECK(sink.run_begin(sink.ctx, &r, &eb) == 0 && (f.run_id = r.id) && sink.fsrun_begin(sink.ctx, &f, &eb) == 0,
+	      "a run and a fs run");
+	struct tree_node n[3] = { node("B", 'd', 0755, 4096), node("B/1", 'f', 0644, 0), node("B/2", 'f', 0644, 0) };
+	struct state_result s0 = state(0, "flush", "prefix=3", 3, 0, 1, n, 3);
+	verdicts(&s0.judge, 4, V_KEPT);
+	CHECK(sink.state(sink.ctx, &f, &s0, &eb) == 0 && s0.id > 0, "state 0 with 3 nodes and 4 verdicts stored");
+	free(s0.judge.v);
+
+	/* The last verdict breaks the table's CHECK: the state goes with it. */
+	struct state_result s1 = state(1, "flush", "prefix=5", 5, 4, 1, n, 3);
+	verdicts(&s1.judge, 5, V_COUNT);
+	CHECK(sink.state(sink.ctx, &f, &s1, &eb) == -1 && s1.id == 0, "a state whose last verdict is invalid fails");
+	CHECK(strstr(eb.msg, "cannot store state 1 of fs run") && strstr(eb.msg, path) &&
+		      strstr(eb.msg, "CHECK constraint failed") && strstr(eb.msg, "verdict 5 of 5"),
+	      "the error names the state, the file, the verdict and what sqlite refused: %s", eb.msg);
+	CHECK(eb.code == EXIT_SOFTWARE, "a row the schema refuses is crashlab's bug: exit %d (%d)", EXIT_SOFTWARE, eb.code);
+	expect_no_state(f.id, 1, "an invalid verdict");
+	free(s1.judge.v);
+
+	/* A failure injected at each step of the state's transaction: the
+	 * state row, a node in the middle, the judgement, a verdict in the
+	 * middle. */
+	static const char *const inject[][2] = {
+		{ "the state row", "BEFORE INSERT ON main.states WHEN NEW.idx = 1" },
+		{ "its second node", "BEFORE INSERT ON main.nodes WHEN NEW.path = 'B/1'" },
+		{ "the judgement", "BEFORE UPDATE OF judged ON main.states" },
+		{ "its third verdict", "BEFORE INSERT ON main.verdicts WHEN NEW.path = 'B/2'" },
+	};
+	for (size_t k = 0; k < ARRAY_SIZE(inject); k++) {
+		char *sql = xasprintf("CREATE TEMP TRIGGER inject %s BEGIN SELECT RAISE(ABORT, 'injected failure'); END",
+				      inject[k][1]);
+		CHECK(sqlite3_exec(db->db, sql, NULL, NULL, NULL) == SQLITE_OK, "inject a failure at %s", inject[k][0]);
+		free(sql);
+		struct state_result s = state(1, "flush", "prefix=5", 5, 4, 1, n, 3);
+		verdicts(&s.judge, 4, V_KEPT);
+		errbuf_clear(&eb);
+		CHECK(sink.state(sink.ctx, &f, &s, &eb) == -1 && strstr(eb.msg, "cannot store state 1 of fs run") &&
+			      strstr(eb.msg, "injected failure"),
+		      "a failure at %s reaches the caller: %s", inject[k][0], eb.msg);
+		char why[64];
+		snprintf(why, sizeof(why), "a failure at %s", inject[k][0]);
+		expect_no_state(f.id, 1, why);
+		sqlite3_exec(db->db, "DROP TRIGGER temp.inject", NULL, NULL, NULL);
+		free(s.judge.v);
+	}
+
+	/* State 0 is untouched by all that. */
+	CHECK(count_of("SELECT count(*) FROM nodes WHERE state_id = %lld", s0.id) == 3 &&
+		      count_of("SELECT count(*) FROM verdicts WHERE state_id = %lld", s0.id) == 4 &&
+		      count_of("SELECT judged FROM states WHERE id = %lld", s0.id) == 1,
+	      "the state stored before keeps its 3 nodes, 4 verdicts and its judgement");
+	/* And the same state goes in once nothing is in the way. */
+	struct state_result s2 = state(1, "flush", "prefix=5", 5, 4, 1, n, 3);
+	verdicts(&s2.judge, 4, V_KEPT);
+	CHECK(sink.state(sink.ctx, &f, &s2, &eb) == 0 && count_of("SELECT count(*) FROM verdicts WHERE state_id = %lld",
+								      s2.id) == 4,
+	      "state 1 stored whole after all");
+	free(s2.judge.v);
+
+	/* Judging again replaces a state's verdicts all or nothing too. */
+	struct judgement j;
+	verdicts(&j, 3, V_COUNT);
+	CHECK(db_write_judgement(db, s2.id, &j, NULL, &eb) == -1 &&
+		      count_of("SELECT count(*) FROM verdicts WHERE state_id = %lld", s2.id) == 4 &&
+		      count_of("SELECT count(*) FROM verdicts WHERE state_id = %lld AND path = 'B/3'", s2.id) == 1,
+	      "new verdicts that fail leave the old ones: %s", eb.msg);
+	free(j.v);
+
+	char *del = xasprintf("DELETE FROM runs WHERE id = %lld", (long long)r.id);
+	CHECK(sqlite3_exec(db->db, del, NULL, NULL, NULL) == SQLITE_OK, "the run deleted");
+	free(del);
+}
+
+TEST(fsrun_end_in_one_transaction)
+{
+	struct run_info r = { .cmdline = "crashlab run tx.wl" };
+	struct fsrun f = { .fs = "f2fs", .outcome = "running" };
+	CHECK(sink.run_begin(sink.ctx, &r, &eb) == 0 && (f.run_id = r.id) && sink.fsrun_begin(sink.ctx, &f, &eb) == 0,
+	      "a run and a fs run");
+	CHECK(wl_parse("seed.wl", workload, &f.ops, &eb) == 0, "its 7 ops");
+	f.res = results;
+	f.outcome = "ok";
+	f.models = "posix,f2fs-posix";
+	f.log = (struct log_summary){ 60, 58, 7, 50, 1, 409600, 0 };
+	CHECK(sqlite3_exec(db->db, "CREATE TEMP TRIGGER inject BEFORE INSERT ON main.ops WHEN NEW.op_id = 7 BEGIN "
+				   "SELECT RAISE(ABORT, 'injected failure'); END", NULL, NULL, NULL) == SQLITE_OK,
+	      "inject a failure at the last op");
+	CHECK(sink.fsrun_end(sink.ctx, &f, &eb) == -1 && strstr(eb.msg, "cannot store op 7 of fs run") &&
+		      strstr(eb.msg, "injected failure"),
+	      "the fs run's end fails, naming the op: %s", eb.msg);
+	CHECK(count_of("SELECT count(*) FROM ops WHERE fsrun_id = %lld", f.id) == 0 &&
+		      count_of("SELECT outcome = 'running' AND log_bytes = 0 AND models IS NULL FROM fsruns WHERE id = %lld",
+			       f.id) == 1,
+	      "none of its ops is there, and the fs run row is as it was before");
+	CHECK(sqlite3_get_autocommit(db->db), "no transaction is left open");
+	sqlite3_exec(db->db, "DROP TRIGGER temp.inject", NULL, NULL, NULL);
+	CHECK(sink.fsrun_end(sink.ctx, &f, &eb) == 0 &&
+		      count_of("SELECT count(*) FROM ops WHERE fsrun_id = %lld", f.id) == 7 &&
+		      count_of("SELECT models = 'posix,f2fs-posix' FROM fsruns WHERE id = %lld", f.id) == 1,
+	      "then it goes in whole");
+	wl_free(&f.ops);
+	char *del = xasprintf("DELETE FROM runs WHERE id = %lld", (long long)r.id);
+	CHECK(sqlite3_exec(db->db, del, NULL, NULL, NULL) == SQLITE_OK, "the run deleted");
+	free(del);
+}
+
 TEST(cascade)
 {
 	struct run_info r = { .cmdline = "crashlab run x.wl" };
@@ -373,7 +527,7 @@ TEST(files)
 	CHECK(raw_sql(v0, "CREATE TABLE t(x); DROP TABLE t;") == 0, "make a version-0 database");
 	CHECK(crashdb_open(v0, &db, &e) == 0, "a version-0 database opens: %s", err);
 	if (db) {
-		CHECK(crashdb_version(db) == 2, "and is migrated to version 2");
+		CHECK(crashdb_version(db) == crashdb_schema_version(), "and is migrated to the current version");
 		CHECK(query_i64(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN"
 				    " ('runs', 'fsruns', 'ops', 'states', 'nodes')") == 5,
 		      "with all five tables");
@@ -383,14 +537,15 @@ TEST(files)
 		crashdb_close(db);
 	}
 	/* Opening again is a no-op. */
-	CHECK(crashdb_open(v0, &db, &e) == 0 && crashdb_version(db) == 2, "reopening a current database");
+	CHECK(crashdb_open(v0, &db, &e) == 0 && crashdb_version(db) == crashdb_schema_version(), "reopening a current database");
 	crashdb_close(db);
 
 	/* A database from a newer crashlab is refused. */
 	CHECK(raw_sql(v0, "PRAGMA user_version = 5") == 0, "pretend a newer crashlab wrote it");
 	db = (struct crashdb *)1;
 	CHECK(crashdb_open(v0, &db, &e) == -1 && db == NULL, "a newer schema is refused");
-	char *want = xasprintf("'%s' has schema version 5; this crashlab knows up to 2; upgrade crashlab", v0);
+	char *want = xasprintf("'%s' has schema version 5; this crashlab knows up to %d; upgrade crashlab", v0,
+			       crashdb_schema_version());
 	CHECK(!strcmp(err, want), "with the versions and what to do: %s", err);
 	free(want);
 
@@ -640,6 +795,59 @@ TEST(reopen)
 	}
 }
 
+/* tests/lib.sh's expect_db_ok, which the shell tests end a fault with; its output on one line in out. */
+static int lib_expect_db_ok(const char *db, struct sbuf *out)
+{
+	char *cmd = xasprintf("bash -c 'source tests/lib.sh && expect_db_ok \"$0\" helper' '%s' 2>&1", db);
+	sbuf_reset(out);
+	FILE *p = popen(cmd, "r");
+	char buf[4096];
+	size_t n;
+	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
+		sbuf_add(out, buf, n);
+	sbuf_add(out, "", 0);
+	for (size_t i = 0; i < out->len; i++)
+		if (out->buf[i] == '\n')
+			out->buf[i] = ' '; /* one TAP line, whatever the helper printed */
+	free(cmd);
+	return p && pclose(p) == 0 ? 0 : -1;
+}
+
+TEST(shell_helper_expect_db_ok)
+{
+	if (system("command -v sqlite3 >/dev/null 2>&1") != 0)
+		SKIP("the sqlite3 tool is not installed; expect_db_ok skips too");
+	/* Copies of a fixture (not of this case's database, which is open). */
+	char *src = xasprintf("%s/v2.db.gz", DBKIT_FIXTURES);
+	char *sound = xasprintf("%s/sound.db", dir), *orphan = xasprintf("%s/orphan.db", dir);
+	char *bad = xasprintf("%s/damaged.db", dir), *none = xasprintf("%s/none.db", dir);
+	CHECK(dbkit_unpack(src, sound) == 0 && dbkit_unpack(src, orphan) == 0 && dbkit_unpack(src, bad) == 0,
+	      "three copies of %s", src);
+	struct sbuf out = SBUF_INIT;
+	CHECK(lib_expect_db_ok(sound, &out) == 0 && !strncmp(out.buf, "ok - helper", 11),
+	      "a sound database: ok (%s)", out.buf);
+	/* A row without its parent (a connection without foreign keys, as the sqlite3 tool's). */
+	CHECK(dbkit_exec(orphan, "INSERT INTO nodes (state_id, path, type, mode, uid, gid, size, nlink, ino)"
+				 " VALUES (4242, 'x', 'f', 0, 0, 0, 0, 1, 1)") == 0,
+	      "a copy with a node of no state");
+	CHECK(lib_expect_db_ok(orphan, &out) == 0 && !strncmp(out.buf, "not ok - helper", 15) && strstr(out.buf, "nodes|"),
+	      "a row without its parent: not ok, showing it (%s)", out.buf);
+	/* A damaged b-tree page: page 2, the runs table's root, claims 65535 cells. */
+	FILE *f = fopen(bad, "r+b");
+	CHECK(f && fseek(f, 4096 + 3, SEEK_SET) == 0 && fwrite("\xff\xff", 1, 2, f) == 2 && fclose(f) == 0,
+	      "a copy with its runs table's page damaged");
+	CHECK(lib_expect_db_ok(bad, &out) == 0 && !strncmp(out.buf, "not ok - helper", 15),
+	      "a damaged file: not ok (%.70s)", out.buf);
+	CHECK(lib_expect_db_ok(none, &out) == 0 && strstr(out.buf, "not ok - helper") && strstr(out.buf, "does not exist"),
+	      "a file that is not there: not ok (%s)", out.buf);
+	sbuf_free(&out);
+	free(src);
+	free(sound);
+	free(orphan);
+	free(bad);
+	free(none);
+}
+
 /* The database every case uses: created and filled before the first. */
 __attribute__((constructor(101))) static void setup(void)
 {
@@ -651,7 +859,7 @@ __attribute__((constructor(101))) static void setup(void)
 		exit(1);
 	}
 	crashdb_sink(db, &sink);
-	fill_ok = crashdb_version(db) == 2;
+	fill_ok = crashdb_version(db) == crashdb_schema_version();
 }
 
 __attribute__((destructor)) static void teardown(void)

@@ -13,6 +13,8 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,8 +22,9 @@
 #include <unistd.h>
 
 #include "cmd/render.h"
-#include "crashdb/crashdb.h"
+#include "crashdb/db.h"
 #include "engine/runner.h"
+#include "host/intr.h"
 #include "host/msg.h"
 #include "host/sys.h"
 #include "tests/unit/check.h"
@@ -80,6 +83,9 @@ static int write_log(const char *path, const char *entries)
 struct fake {
 	int fail_record;         /* the recording guest panics */
 	int crash_on_check;      /* the checker dies on this check (1-based), 0: never */
+	int stop_on_check;       /* SIGINT arrives during this check (1-based), 0: never */
+	int stop_on_record;      /* SIGINT arrives during this recording (1-based), 0: never */
+	int records;             /* recordings made */
 	int lose_rename;         /* the final tree has the new A/foo but not A/bar (what f2fs keeps) */
 	int starts, checks;      /* how often a checker started, states it was asked */
 };
@@ -92,6 +98,13 @@ static int fake_record(const struct backend *b, const struct record_opts *o, str
 	rec->base = xasprintf("%s/%s-base.img", o->workdir, o->fs);
 	rec->log_path = xasprintf("%s/%s.log", o->workdir, o->fs);
 	rec->qemu_cmdline = xstrdup("fake-qemu");
+	write_file_atomic(rec->base, "base\n", 5);
+	if (++f->records == f->stop_on_record) {
+		/* as vm.c does when a signal comes: the guest killed, the recording lost */
+		raise(SIGINT);
+		rec->outcome = VM_INTERRUPTED;
+		return errbuf_set(&rec->err, 130, "interrupted");
+	}
 	if (f->fail_record) {
 		rec->outcome = VM_PANIC;
 		return errbuf_set(&rec->err, EXIT_PANIC, "the recording guest did not start: guest kernel panic: test");
@@ -151,6 +164,12 @@ static enum vm_outcome fake_check(struct checker *c, const char *spec, struct ch
 	struct fake *f = (struct fake *)c;
 	memset(rep, 0, sizeof(*rep));
 	errbuf_clear(e);
+	if (f->checks + 1 == f->stop_on_check) {
+		f->checks++;
+		raise(SIGINT);
+		errbuf_set(e, 130, "interrupted");
+		return VM_INTERRUPTED;
+	}
 	if (++f->checks == f->crash_on_check) {
 		errbuf_set(e, EXIT_PANIC, "guest kernel panic: Kernel panic - not syncing: test");
 		return VM_PANIC;
@@ -254,12 +273,12 @@ static void setup(struct setup *s, const char *workdir)
 	s->params = (struct run_params){ .w = &s->w, .guest = &s->guest, .backend = &s->backend, .size = 512 << 20,
 					 .mode = CRASH_FLUSH, .seed = 1, .workdir = workdir, .nr_fbarrier = -1,
 					 .nr_fdatabarrier = -1 };
-	s->fs[0] = (struct fs_params){ "ext4", NULL, NULL };
-	s->fs[1] = (struct fs_params){ "f2fs", NULL, NULL };
+	s->fs[0] = (struct fs_params){ .fs = "ext4" };
+	s->fs[1] = (struct fs_params){ .fs = "f2fs" };
 	s->run = (struct run_info){ .started_at = xstrdup("2026-01-01T00:00:00Z"), .cmdline = xstrdup("crashlab run seed.wl"),
 				    .accel = xstrdup("tcg"), .workload_file = xstrdup("seed.wl"),
 				    .workload_text = xstrdup(workload), .crash_mode = xstrdup("flush"),
-				    .status = xstrdup("running") };
+				    .status = xstrdup("running"), .workdir = xstrdup(workdir) };
 }
 
 static void teardown(struct setup *s)
@@ -273,7 +292,7 @@ TEST(loop_through_a_sink)
 	struct setup s;
 	setup(&s, dir);
 	struct memsink m = { 0 };
-	struct sink sink = { &m, m_run_begin, m_fsrun_begin, m_state, m_fsrun_end, m_run_end };
+	struct sink sink = { .ctx = &m, .run_begin = m_run_begin, .fsrun_begin = m_fsrun_begin, .state = m_state, .fsrun_end = m_fsrun_end, .run_end = m_run_end };
 	int rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
 	CHECK(rc == 0, "the run ends with exit 0: nothing any selected model promised was lost (%d)", rc);
 	CHECK(!strcmp(m.calls.buf, "rfsssefssseR"), "the sink hears run, fs run, each state, fs run end, run end (%s)",
@@ -297,7 +316,7 @@ TEST(a_state_that_kills_the_checker)
 	setup(&s, dir);
 	s.fake.crash_on_check = 2;
 	struct memsink m = { 0 };
-	struct sink sink = { &m, m_run_begin, m_fsrun_begin, m_state, m_fsrun_end, m_run_end };
+	struct sink sink = { .ctx = &m, .run_begin = m_run_begin, .fsrun_begin = m_fsrun_begin, .state = m_state, .fsrun_end = m_fsrun_end, .run_end = m_run_end };
 	int rc = runner_fs(&s.params, &s.fs[0], &s.run, &sink, &s.sums[0], &s.e);
 	CHECK(rc == 0 && !strcmp(m.last_outcome, "ok"), "the fs run goes on to the end (%d, %s)", rc, m.last_outcome);
 	CHECK(m.states_failed == 1 && m.states_mounted == 2, "the state is stored as one that did not mount");
@@ -316,7 +335,7 @@ TEST(a_recording_that_fails)
 	setup(&s, dir);
 	s.fake.fail_record = 1;
 	struct memsink m = { 0 };
-	struct sink sink = { &m, m_run_begin, m_fsrun_begin, m_state, m_fsrun_end, m_run_end };
+	struct sink sink = { .ctx = &m, .run_begin = m_run_begin, .fsrun_begin = m_fsrun_begin, .state = m_state, .fsrun_end = m_fsrun_end, .run_end = m_run_end };
 	int rc = runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
 	CHECK(rc == EXIT_PANIC, "the run exits with the guest's code (%d)", rc);
 	CHECK(!strcmp(m.calls.buf, "rfeR") && !strcmp(m.last_outcome, "panic"),
@@ -324,6 +343,286 @@ TEST(a_recording_that_fails)
 	CHECK(strstr(s.sums[0].error, "guest kernel panic") && !strcmp(s.run.status, "failed"),
 	      "the summary says why and the run failed (%s)", s.sums[0].error);
 	sbuf_free(&m.calls);
+	teardown(&s);
+}
+
+/* ---- interrupted, crashed and resumed runs, through the database ---- */
+
+/* What a run stored, times and ids left out: every fs run's outcome and
+ * ops, every state with its tree and its verdicts, in order. */
+static char *dump_run(const char *dbp, int64_t run_id)
+{
+	sqlite3 *h;
+	struct sbuf out = SBUF_INIT;
+	if (sqlite3_open_v2(dbp, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+		return xstrdup("cannot open");
+	static const char *const q[] = {
+		"SELECT status, exit_code FROM runs WHERE id = ?1",
+		"SELECT fs, outcome, coalesce(error, ''), log_entries, setup_end, models FROM fsruns WHERE run_id = ?1 ORDER BY id",
+		"SELECT f.fs, o.op_id, o.text, o.ret, o.err, o.log_pos FROM ops o JOIN fsruns f ON f.id = o.fsrun_id"
+		" WHERE f.run_id = ?1 ORDER BY f.id, o.op_id",
+		"SELECT f.fs, s.idx, s.kind, s.spec, s.point, s.mount_ok, s.fsck_clean, s.tree_hash, s.judged, s.explained,"
+		" s.difference, s.timeline FROM states s JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = ?1 ORDER BY f.id, s.idx",
+		"SELECT f.fs, s.idx, n.path, n.type, n.size, n.blocks FROM nodes n JOIN states s ON s.id = n.state_id"
+		" JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = ?1 ORDER BY f.id, s.idx, n.path",
+		"SELECT f.fs, s.idx, v.model, v.rule, v.verdict, v.op_id, v.path, v.expected, v.observed, v.reason"
+		" FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id"
+		" WHERE f.run_id = ?1 ORDER BY f.id, s.idx, v.id",
+	};
+	for (size_t i = 0; i < sizeof(q) / sizeof(q[0]); i++) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(h, q[i], -1, &st, NULL) != SQLITE_OK) {
+			sbuf_addf(&out, "bad query %zu: %s\n", i, sqlite3_errmsg(h));
+			continue;
+		}
+		sqlite3_bind_int64(st, 1, run_id);
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			for (int c = 0; c < sqlite3_column_count(st); c++) {
+				const unsigned char *t = sqlite3_column_text(st, c);
+				sbuf_addf(&out, "%s%s", c ? "|" : "", t ? (const char *)t : "NULL");
+			}
+			sbuf_adds(&out, "\n");
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(h);
+	return sbuf_detach(&out);
+}
+
+/* CHECK(cond, what), and when it fails the dump as diagnostics */
+#define SAME_OR_SHOW(cond, dump, what)                                      \
+	do {                                                                \
+		int ok_ = (cond) != 0;                                      \
+		CHECK(ok_, what);                                           \
+		if (!ok_)                                                   \
+			for (const char *l = (dump); *l; l += strcspn(l, "\n") + (l[strcspn(l, "\n")] != 0)) \
+				printf("#   %.*s\n", (int)strcspn(l, "\n"), l); \
+	} while (0)
+
+static char *sql_text(const char *dbp, const char *sql)
+{
+	sqlite3 *h;
+	char *res = NULL;
+	if (sqlite3_open_v2(dbp, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+		sqlite3_stmt *st;
+		if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+		    sqlite3_column_text(st, 0))
+			res = xstrdup((const char *)sqlite3_column_text(st, 0));
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(h);
+	return res ? res : xstrdup("");
+}
+
+/* A sink that stores through another until its die_at-th state, then
+ * fails every call: what the database sees when crashlab is killed. */
+struct dying {
+	struct sink inner;
+	int states, die_at;
+};
+#define DYING(call, ...)                                                                  \
+	struct dying *d = ctx;                                                            \
+	if (d->states >= d->die_at)                                                       \
+		return errbuf_set(e, 70, "killed");                                        \
+	return d->inner.call ? d->inner.call(d->inner.ctx, __VA_ARGS__) : 0
+static int d_run_begin(void *ctx, struct run_info *r, struct errbuf *e) { DYING(run_begin, r, e); }
+static int d_fsrun_begin(void *ctx, struct fsrun *f, struct errbuf *e) { DYING(fsrun_begin, f, e); }
+static int d_fsrun_recorded(void *ctx, const struct fsrun *f, struct errbuf *e) { DYING(fsrun_recorded, f, e); }
+static int d_fsrun_end(void *ctx, const struct fsrun *f, struct errbuf *e) { DYING(fsrun_end, f, e); }
+static int d_run_end(void *ctx, const struct run_info *r, struct errbuf *e) { DYING(run_end, r, e); }
+static int d_state(void *ctx, const struct fsrun *f, struct state_result *st, struct errbuf *e)
+{
+	struct dying *d = ctx;
+	if (++d->states >= d->die_at)
+		return errbuf_set(e, 70, "killed");
+	return d->inner.state(d->inner.ctx, f, st, e);
+}
+
+/* Resume run id as `crashlab run --resume` does: read it, mark it resumed,
+ * plan what each fs has, run the loop. Its exit code, -1 on an error. */
+static int resume(struct setup *s, struct crashdb *db, int64_t id, char status[16])
+{
+	struct run_info run;
+	if (crashdb_read_run(db, id, &run, &s->e) < 0)
+		return -1;
+	snprintf(status, 16, "%s", run.status);
+	struct crashdb_resume R;
+	struct sink sink;
+	crashdb_sink(db, &sink);
+	int rc = -1;
+	if (crashdb_run_resume(db, &run, &s->e) == 0 && crashdb_resume_fs(db, &run, &s->w, s->fs, 2, &R, &s->e) == 0) {
+		rc = runner_run(&s->params, s->fs, 2, &run, &sink, s->sums, &s->e);
+		crashdb_resume_free(&R);
+	}
+	run_info_free(&run);
+	s->fs[0].resume = s->fs[1].resume = NULL;
+	return rc;
+}
+
+TEST(interrupt_and_resume)
+{
+	char *dbp = xasprintf("%s/resume.db", dir);
+	struct crashdb *db;
+	struct setup s;
+	struct sink sink;
+	char *wd = xasprintf("%s/resume", dir);
+	mkdir_p(wd, 0755);
+	CHECK(crashdb_open(dbp, &db, &s.e) == 0, "a database");
+	crashdb_sink(db, &sink);
+
+	/* the reference: the same run, uninterrupted */
+	setup(&s, wd);
+	int rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
+	CHECK(rc == 0 && s.run.id == 1, "an uninterrupted run (%d)", rc);
+	teardown(&s);
+	char *want = dump_run(dbp, 1);
+
+	/* SIGINT while ext4's second state is checked */
+	setup(&s, wd);
+	intr_install();
+	s.fake.stop_on_check = 2;
+	rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
+	CHECK(rc == 130 && !strcmp(s.run.status, "interrupted"), "SIGINT stops the run: exit 130, status interrupted (%d %s)",
+	      rc, s.run.status);
+	CHECK(s.fake.checks == 2 && s.sums[0].states == 1 && !strcmp(s.sums[0].outcome, "interrupted") &&
+		      !strcmp(s.sums[1].outcome, "not started"),
+	      "no state is checked after it; ext4 interrupted after one state, f2fs not started (%d %zu %s %s)",
+	      s.fake.checks, s.sums[0].states, s.sums[0].outcome, s.sums[1].outcome);
+	char *got = dump_run(dbp, 2);
+	SAME_OR_SHOW(strstr(got, "interrupted|130\n") && strstr(got, "ext4|interrupted|interrupted (Interrupt) after 1 of 3 crash states") &&
+		      !strstr(got, "\nf2fs|"),
+	      got, "stored: the run interrupted, ext4 with what was done, nothing of f2fs");
+	free(got);
+	teardown(&s);
+	intr_clear();
+
+	/* --resume: the rest is checked, and the run equals the uninterrupted one */
+	setup(&s, wd);
+	char status[16];
+	rc = resume(&s, db, 2, status);
+	CHECK(rc == 0 && !strcmp(status, "interrupted"), "the interrupted run resumes and ends with exit 0 (%d %s)", rc,
+	      status);
+	CHECK(s.fake.checks == 2 + 3, "ext4's stored state is not checked again; f2fs is recorded and checked (%d)",
+	      s.fake.checks);
+	CHECK(s.sums[0].states == 3 && s.sums[0].judged == 3 && s.sums[0].distinct == 3,
+	      "ext4's summary counts every state, stored before or after (%zu %zu %zu)", s.sums[0].states,
+	      s.sums[0].judged, s.sums[0].distinct);
+	got = dump_run(dbp, 2);
+	SAME_OR_SHOW(!strcmp(got, want), got, "the resumed run stored what the uninterrupted run stored");
+	free(got);
+	char *resumes = sql_text(dbp, "SELECT resumes FROM runs WHERE id = 2");
+	CHECK(!strcmp(resumes, "1"), "and counts one resume (%s)", resumes);
+	free(resumes);
+	teardown(&s);
+
+	/* SIGINT while f2fs records: f2fs alone is recorded again when resumed */
+	setup(&s, wd);
+	intr_install();
+	s.fake.stop_on_record = 2;
+	rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
+	got = dump_run(dbp, 3);
+	SAME_OR_SHOW(rc == 130 && strstr(got, "ext4|ok|") && strstr(got, "f2fs|interrupted|interrupted (Interrupt) while recording"),
+	      got, "SIGINT while f2fs records: ext4 done, f2fs interrupted");
+	free(got);
+	teardown(&s);
+	intr_clear();
+	setup(&s, wd);
+	rc = resume(&s, db, 3, status);
+	CHECK(rc == 0 && s.fake.records == 1 && s.fake.checks == 3,
+	      "resumed: only f2fs is recorded and checked again (%d, %d records, %d checks)", rc, s.fake.records,
+	      s.fake.checks);
+	got = dump_run(dbp, 3);
+	SAME_OR_SHOW(!strcmp(got, want), got, "and the run equals the uninterrupted one");
+	free(got);
+	teardown(&s);
+
+	/* crashlab itself killed (kill -9) mid-run: nothing more is stored, the
+	 * run stays 'running' with nobody holding its lock, and reads as crashed */
+	setup(&s, wd);
+	struct dying dy = { .inner = sink, .die_at = 2 };
+	struct sink dsink = { .ctx = &dy, .run_begin = d_run_begin, .fsrun_begin = d_fsrun_begin,
+			      .fsrun_recorded = d_fsrun_recorded, .state = d_state, .fsrun_end = d_fsrun_end,
+			      .run_end = d_run_end };
+	rc = runner_run(&s.params, s.fs, 2, &s.run, &dsink, s.sums, &s.e);
+	CHECK(rc == -1 && s.run.id == 4, "the run dies at its second state (%d)", rc);
+	teardown(&s);
+	struct run_info ri;
+	CHECK(crashdb_read_run(db, 4, &ri, &s.e) == 0 && !strcmp(ri.status, "crashed"),
+	      "a 'running' run whose lock is free reads as crashed (%s)", ri.status);
+	run_info_free(&ri);
+	char *lock = xasprintf("%s/" CRASHDB_RUN_LOCK, wd);
+	int fd = lock_take(lock);
+	CHECK(fd >= 0 && crashdb_read_run(db, 4, &ri, &s.e) == 0 && !strcmp(ri.status, "running"),
+	      "while its lock is held it is running (%s)", ri.status);
+	run_info_free(&ri);
+	CHECK(lock_take(lock) < 0 && errno == EWOULDBLOCK, "and nobody else can take the lock");
+	close(fd);
+	free(lock);
+	setup(&s, wd);
+	rc = resume(&s, db, 4, status);
+	CHECK(rc == 0 && !strcmp(status, "crashed") && s.fake.records == 1 && s.fake.checks == 2 + 3,
+	      "the crashed run resumes from its stored recording (%d %s, %d records, %d checks)", rc, status,
+	      s.fake.records, s.fake.checks);
+	got = dump_run(dbp, 4);
+	SAME_OR_SHOW(!strcmp(got, want), got, "and ends equal to the uninterrupted run");
+	free(got);
+	teardown(&s);
+	rc = resume(&s, db, 4, status);
+	CHECK(rc == 0 && !strcmp(status, "ok"), "(a finished run read back: %s)", status);
+	crashdb_close(db);
+	free(want);
+	free(wd);
+	free(dbp);
+}
+
+/* ---- a store that fails half-way ---- */
+
+static int64_t db_count(struct crashdb *db, const char *sql)
+{
+	int64_t v = -1;
+	sqlite3_stmt *st;
+	if (sqlite3_prepare_v2(db->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* The sink fails on a verdict of the second state: the run stops with the
+ * sink's error, nothing of that state is stored, the first state is whole. */
+TEST(a_store_that_fails_mid_state)
+{
+	struct setup s;
+	setup(&s, dir);
+	char *dbp = xasprintf("%s/fail.db", dir);
+	struct crashdb *db;
+	CHECK(crashdb_open(dbp, &db, &s.e) == 0, "a database");
+	CHECK(sqlite3_exec(db->db, "CREATE TEMP TRIGGER inject BEFORE INSERT ON main.verdicts WHEN"
+				   " (SELECT idx FROM main.states WHERE id = NEW.state_id) = 1 AND NEW.model = 'posix'"
+				   " BEGIN SELECT RAISE(ABORT, 'injected failure'); END", NULL, NULL, NULL) == SQLITE_OK,
+	      "a failure injected at state 1's first posix verdict");
+	struct sink sink;
+	crashdb_sink(db, &sink);
+	int rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
+	CHECK(rc == -1 && s.e.code == EXIT_SOFTWARE && strstr(s.e.msg, "cannot store state 1 of fs run 1") &&
+		      strstr(s.e.msg, "injected failure") && strstr(s.e.msg, "posix"),
+	      "the run stops with the store's error, which names the state and the verdict (%d: %s)", rc, s.e.msg);
+	CHECK(s.fake.checks == 2 && db_count(db, "SELECT count(*) FROM fsruns") == 1,
+	      "nothing after the failing state was checked or stored (%d checks)", s.fake.checks);
+	CHECK(db_count(db, "SELECT count(*) FROM states") == 1 && db_count(db, "SELECT idx FROM states") == 0,
+	      "only state 0 is stored");
+	CHECK(db_count(db, "SELECT count(*) FROM nodes") == 2 &&
+		      db_count(db, "SELECT count(*) FROM verdicts WHERE model = 'posix'") > 0 &&
+		      db_count(db, "SELECT count(*) FROM verdicts WHERE state_id NOT IN (SELECT id FROM states)") == 0 &&
+		      db_count(db, "SELECT judged FROM states") == 1,
+	      "state 0 whole: its 2 nodes, its verdicts and its judgement; no orphan verdict");
+	CHECK(db_count(db, "SELECT count(*) FROM runs WHERE status = 'running' AND finished_at IS NULL") == 1 &&
+		      db_count(db, "SELECT count(*) FROM fsruns WHERE outcome = 'running'") == 1,
+	      "the run and its fs run stay 'running', as a killed run's do");
+	CHECK(db_count(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check = 'ok'") == 1 &&
+		      db_count(db, "SELECT count(*) FROM pragma_foreign_key_check") == 0,
+	      "the file is sound");
+	crashdb_close(db);
+	free(dbp);
 	teardown(&s);
 }
 

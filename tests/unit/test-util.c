@@ -34,6 +34,21 @@ TEST(quoting)
 	CHECK(!strcmp(q, "-O '^has_journal' -L 'my label' -E 'a b'"), "quoted join: %s", q);
 	free(q);
 	strvec_free(&sv);
+	/* what join writes, split reads back: quotes, spaces, backslashes, empty words */
+	static const char *const words[] = { "run", "it's", "a b", "", "back\\slash", "'", "x=\"y\"", "--fs" };
+	size_t nw = sizeof(words) / sizeof(words[0]);
+	for (size_t i = 0; i < nw; i++)
+		strvec_push(&sv, words[i]);
+	q = strvec_join_quoted(&sv);
+	struct strvec back = STRVEC_INIT;
+	strvec_split(&back, q);
+	int same = back.n == nw;
+	for (size_t i = 0; same && i < nw; i++)
+		same = !strcmp(back.v[i], words[i]);
+	CHECK(same, "split reads back a quoted join: %s (%zu words)", q, back.n);
+	free(q);
+	strvec_free(&back);
+	strvec_free(&sv);
 }
 
 TEST(files)
