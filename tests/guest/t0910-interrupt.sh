@@ -20,6 +20,19 @@ dump() {
 		JOIN fsruns f ON f.id = s.fsrun_id WHERE f.run_id = $2 AND f.fs = '$3' ORDER BY s.idx, n.path"
 }
 
+# same_as REF RUN DESC: run RUN stored, per fs, what it stored in the database REF
+same_as() {
+	local fs
+	for fs in ext4 xfs; do
+		if [ "$(dump "$db" "$2" $fs)" = "$(dump "$1" "$2" $fs)" ] && [ -n "$(dump "$db" "$2" $fs)" ]; then
+			ok "$fs: $3"
+		else
+			not_ok "$fs: $3: it differs"
+			diff <(dump "$1" "$2" $fs) <(dump "$db" "$2" $fs) | head -n 10 | sed 's/^/    | /'
+		fi
+	done
+}
+
 # QEMU processes of run $1 still running (their disks are in the run's folder)
 guests() {
 	local wd
@@ -79,14 +92,7 @@ expect_exit 0 "run --resume goes on with the interrupted run" -- "$CRASHLAB" run
 expect_grep "$T/err" "xfs: [1-9][0-9]* crash states? checked before it stopped: going on" "it says what it keeps"
 st=$(q "$db" "SELECT status || ' ' || exit_code || ' ' || resumes FROM runs WHERE id = $run")
 if [ "$st" = "ok 0 1" ]; then ok "the resumed run ends ok, one resume counted"; else not_ok "the resumed run is '$st'"; fi
-for fs in ext4 xfs; do
-	if [ "$(dump "$db" "$run" $fs)" = "$(dump "$T/ref.db" "$run" $fs)" ] && [ -n "$(dump "$db" "$run" $fs)" ]; then
-		ok "$fs: the resumed run stored what the uninterrupted check stored"
-	else
-		not_ok "$fs: the resumed run differs from the uninterrupted check"
-		diff <(dump "$T/ref.db" "$run" $fs) <(dump "$db" "$run" $fs) | head -n 10 | sed 's/^/    | /'
-	fi
-done
+same_as "$T/ref.db" "$run" "the resumed run stored what the uninterrupted check stored"
 expect_db_ok "$db" "the database is sound after the resume"
 expect_exit 2 "a run that ended cannot be resumed" -- "$CRASHLAB" run --resume "$run" --db "$db"
 expect_grep "$T/err" "ended \(status ok\): there is nothing to resume" "and says so"
@@ -104,12 +110,5 @@ q "$T/ref2.db" "PRAGMA foreign_keys = ON; DELETE FROM states WHERE fsrun_id IN
 	(SELECT id FROM fsruns WHERE run_id = $run AND fs = 'xfs')"
 expect_exit 0 "the reference check of the crashed run's recordings" -- "$CRASHLAB" run --resume "$run" --db "$T/ref2.db"
 expect_exit 0 "run --resume goes on with the crashed run" -- "$CRASHLAB" run --resume "$run" --db "$db"
-for fs in ext4 xfs; do
-	if [ "$(dump "$db" "$run" $fs)" = "$(dump "$T/ref2.db" "$run" $fs)" ] && [ -n "$(dump "$db" "$run" $fs)" ]; then
-		ok "$fs: after kill -9 and resume, the same as the uninterrupted check"
-	else
-		not_ok "$fs: after kill -9 and resume, the run differs"
-		diff <(dump "$T/ref2.db" "$run" $fs) <(dump "$db" "$run" $fs) | head -n 10 | sed 's/^/    | /'
-	fi
-done
+same_as "$T/ref2.db" "$run" "after kill -9 and resume, the same as the uninterrupted check"
 expect_db_ok "$db" "the database is sound at the end"

@@ -136,10 +136,9 @@ static inline const char *dbkit_crashlab(void)
 	return getenv("CRASHLAB") ? getenv("CRASHLAB") : "./crashlab";
 }
 
-/* Run `crashlab ARGS` with stdout and stderr into out (terminated); its exit status, or -1. */
-static inline int dbkit_run(const char *args, struct sbuf *out)
+/* Run the shell command cmd, its output into out (terminated); its exit status, or -1. */
+static inline int dbkit_popen(const char *cmd, struct sbuf *out)
 {
-	char *cmd = xasprintf("'%s' %s 2>&1", dbkit_crashlab(), args);
 	sbuf_reset(out);
 	FILE *p = popen(cmd, "r");
 	char buf[4096];
@@ -148,8 +147,16 @@ static inline int dbkit_run(const char *args, struct sbuf *out)
 		sbuf_add(out, buf, n);
 	int st = p ? pclose(p) : -1;
 	sbuf_add(out, "", 0); /* terminated, even when empty */
-	free(cmd);
 	return st >= 0 && WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Run `crashlab ARGS` with stdout and stderr into out (terminated); its exit status, or -1. */
+static inline int dbkit_run(const char *args, struct sbuf *out)
+{
+	char *cmd = xasprintf("'%s' %s 2>&1", dbkit_crashlab(), args);
+	int st = dbkit_popen(cmd, out);
+	free(cmd);
+	return st;
 }
 
 #endif

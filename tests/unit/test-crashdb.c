@@ -799,18 +799,12 @@ TEST(reopen)
 static int lib_expect_db_ok(const char *db, struct sbuf *out)
 {
 	char *cmd = xasprintf("bash -c 'source tests/lib.sh && expect_db_ok \"$0\" helper' '%s' 2>&1", db);
-	sbuf_reset(out);
-	FILE *p = popen(cmd, "r");
-	char buf[4096];
-	size_t n;
-	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
-		sbuf_add(out, buf, n);
-	sbuf_add(out, "", 0);
+	int st = dbkit_popen(cmd, out);
 	for (size_t i = 0; i < out->len; i++)
 		if (out->buf[i] == '\n')
 			out->buf[i] = ' '; /* one TAP line, whatever the helper printed */
 	free(cmd);
-	return p && pclose(p) == 0 ? 0 : -1;
+	return st == 0 ? 0 : -1;
 }
 
 TEST(shell_helper_expect_db_ok)
