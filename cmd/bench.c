@@ -249,8 +249,7 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 	if (n < 1)
 		usage_error(ctx->name, "say what to measure: boot, check or barrier");
 	const char *sub = argv[0];
-	const char *parent = ctx->name;
-	ctx->name = xasprintf("crashlab bench %s", sub);
+	cmd_name_sub(ctx, sub);
 	if (!strcmp(sub, "barrier")) {
 		if (cmd_parse(ctx, n, argv, barrier_opts, bench_usage, 0))
 			usage_error(ctx->name, "barrier takes no arguments");
@@ -275,6 +274,6 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *subs[] = { "boot", "check", "barrier", NULL };
 	const char *near = nearest_word(sub, subs);
 	if (near)
-		usage_error(parent, "unknown benchmark '%s'; did you mean '%s'?", sub, near);
-	usage_error(parent, "unknown benchmark '%s' (boot, check or barrier)", sub);
+		usage_error("crashlab bench", "unknown benchmark '%s'; did you mean '%s'?", sub, near);
+	usage_error("crashlab bench", "unknown benchmark '%s' (boot, check or barrier)", sub);
 }

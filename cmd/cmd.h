@@ -45,6 +45,11 @@ const struct command *command_find(const char *name);
  * (argv[0..n)). */
 int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, const struct opt *opts, const char *usage, int flags);
 
+/* A command with subcommands names the one it runs: ctx->name "crashlab
+ * kernel" becomes "crashlab kernel build" (the old name freed; main frees
+ * the new one). */
+void cmd_name_sub(struct cmd_ctx *ctx, const char *sub);
+
 /* The guest's kernel, initramfs and accelerator (built or probed when
  * needed), from --kernel and --accel; dies on failure. */
 void cmd_guest(struct cmd_ctx *ctx, struct vm_config *cfg);

@@ -68,6 +68,13 @@ int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, const struct opt *opts
 	return r;
 }
 
+void cmd_name_sub(struct cmd_ctx *ctx, const char *sub)
+{
+	char *old = (char *)ctx->name;
+	ctx->name = xasprintf("%s %s", old, sub);
+	free(old);
+}
+
 void cmd_guest(struct cmd_ctx *ctx, struct vm_config *cfg)
 {
 	struct errbuf e;

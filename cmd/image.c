@@ -81,9 +81,8 @@ int cmd_image(int argc, char **argv, struct cmd_ctx *ctx)
 	if (n == 0)
 		usage_error(ctx->name, "which subcommand? build, base or path");
 	const char *sub = argv[0];
-	char *name = xasprintf("crashlab image %s", sub);
-	const char *parent = ctx->name;
-	ctx->name = name;
+	cmd_name_sub(ctx, sub);
+	const char *name = ctx->name;
 	int ret = 0;
 	struct errbuf e;
 	if (!strcmp(sub, "base")) {
@@ -105,8 +104,7 @@ int cmd_image(int argc, char **argv, struct cmd_ctx *ctx)
 		printf("%s\n", path);
 		free(path);
 	} else {
-		usage_error(parent, "unknown subcommand '%s'; use build, base or path", sub);
+		usage_error("crashlab image", "unknown subcommand '%s'; use build, base or path", sub);
 	}
-	free(name);
 	return ret;
 }

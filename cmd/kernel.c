@@ -80,8 +80,7 @@ int cmd_kernel(int argc, char **argv, struct cmd_ctx *ctx)
 	if (n == 0)
 		usage_error(ctx->name, "which one: 'crashlab kernel build', 'path' or 'test'?");
 	const char *sub = argv[0];
-	const char *parent = ctx->name;
-	ctx->name = xasprintf("crashlab kernel %s", sub);
+	cmd_name_sub(ctx, sub);
 	struct errbuf e;
 	if (!strcmp(sub, "build")) {
 		if (cmd_parse(ctx, n, argv, source_opts, build_usage, 0))
@@ -115,6 +114,6 @@ int cmd_kernel(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *subs[] = { "build", "path", "test", NULL };
 	const char *near = nearest_word(sub, subs);
 	if (near)
-		usage_error(parent, "unknown subcommand '%s'; did you mean '%s'?", sub, near);
-	usage_error(parent, "unknown subcommand '%s' (try 'build', 'path' or 'test')", sub);
+		usage_error("crashlab kernel", "unknown subcommand '%s'; did you mean '%s'?", sub, near);
+	usage_error("crashlab kernel", "unknown subcommand '%s' (try 'build', 'path' or 'test')", sub);
 }
