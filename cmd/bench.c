@@ -210,8 +210,11 @@ static int bench_boot(int count, struct cmd_ctx *ctx)
 	for (int i = 0; i < count; i++) {
 		struct vm vm;
 		int rc = cmd_vm_start(&vm, &cfg);
-		if (rc)
+		if (rc) {
+			free(t);
+			guest_config_free(&cfg);
 			return rc;
+		}
 		t[i] = vm.t_ready - vm.t_start;
 		vm_stop(&vm);
 		vm_free(&vm);
@@ -222,6 +225,7 @@ static int bench_boot(int count, struct cmd_ctx *ctx)
 	printf("boot to agent-ready: median %.3f s over %d boots (min %.3f, max %.3f), accelerator %s\n",
 	       med, count, t[0], t[count - 1], cfg.accel);
 	free(t);
+	guest_config_free(&cfg);
 	return 0;
 }
 

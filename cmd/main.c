@@ -44,6 +44,7 @@ static _Noreturn void unknown(const char *name)
 			name, near);
 	else
 		fprintf(stderr, "crashlab: error: unknown command '%s'\nsee 'crashlab --help'\n", name);
+	free(names);
 	exit(EXIT_USAGE);
 }
 
