@@ -9,8 +9,8 @@ CFLAGS ?= -O2 -g
 WERROR ?= -Werror
 VERSION := 0.1
 
-# ncursesw comes back with the browser; libncurses-dev stays in deps for it.
-PKGS := sqlite3 libarchive libelf libcrypto jansson
+# ncursesw: the browser (crashlab browse).
+PKGS := sqlite3 libarchive libelf libcrypto jansson ncursesw
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 

@@ -63,36 +63,6 @@ static const char css[] =
 	"ul.findings li{margin:.3em 0}.cite{color:#555;font-size:.92em;display:block}"
 	"svg text{font:12px ui-monospace,monospace}";
 
-/* A state's class in the matrix: its worst verdict under the selected models. */
-static const char *state_class(const struct fsview *f, const struct state_result *s, char *ch)
-{
-	const size_t(*c)[V_COUNT] = s->judge.count;
-	size_t lost = 0, bonus = 0;
-	for (int m = 0; m < MODEL_COUNT; m++)
-		if (report_selected(f, m)) {
-			lost += c[m][V_LOST];
-			bonus += c[m][V_BONUS];
-		}
-	if (!s->judge.judged) {
-		*ch = '?';
-		return "unjudged";
-	}
-	if (!s->check.mount_ok || c[MODEL_UNIVERSAL][V_BROKEN]) {
-		*ch = 'B';
-		return "broken";
-	}
-	if (lost) {
-		*ch = 'L';
-		return "lost";
-	}
-	if (c[MODEL_SEQUENTIAL][V_LOST]) {
-		*ch = '!';
-		return "naive";
-	}
-	*ch = bonus ? '+' : '=';
-	return bonus ? "bonus" : "kept";
-}
-
 static const char *fill_of(const char *cls)
 {
 	return !strcmp(cls, "broken") ? "#c0392b"
@@ -125,7 +95,7 @@ static void matrix(FILE *f, const struct fsview *fv, size_t nfs)
 		for (size_t k = 0; k < fv[i].nst && k < shown; k++) {
 			const struct state_result *s = &fv[i].st[k];
 			char ch;
-			const char *cls = state_class(&fv[i], s, &ch);
+			const char *cls = report_state_class(&fv[i], s, &ch);
 			fprintf(f, "<a href='#%s-s%d'><rect x='%d' y='%d' width='%d' height='%d' rx='3' fill='%s'><title>",
 				fv[i].f.fs, s->idx, lw + (int)k * cw, y, cw - 3, cw - 3, fill_of(cls));
 			esc(f, fv[i].f.fs);
@@ -137,10 +107,10 @@ static void matrix(FILE *f, const struct fsview *fv, size_t nfs)
 	fputs("\n</svg>\n", f);
 	if (shown < maxst)
 		fprintf(f, "<p>The first %zu states of each file system are drawn; every state is listed below.</p>\n", shown);
-	fputs("<p class='legend'>L a promise of a selected model LOST &nbsp; B a universal rule broken (or no mount) &nbsp; "
-	      "! only a program assuming in-order persistence loses &nbsp; + kept beyond the promise &nbsp; "
-	      "= as promised &nbsp; ? not judged</p>\n",
-	      f);
+	fputs("<p class='legend'>", f);
+	for (size_t k = 0; k < REPORT_NCLASS; k++)
+		fprintf(f, "%s%c %s", k ? " &nbsp; " : "", report_classes[k].ch, report_classes[k].words);
+	fputs("</p>\n", f);
 }
 
 static const char *mark_cls(enum cmp_mark m)
@@ -344,7 +314,7 @@ static void fs_section(FILE *f, const struct fsview *fv)
 	for (size_t k = 0; k < fv->nst; k++) {
 		const struct state_result *s = &fv->st[k];
 		char ch;
-		const char *cls = state_class(fv, s, &ch);
+		const char *cls = report_state_class(fv, s, &ch);
 		size_t lost = 0, broken = s->judge.count[MODEL_UNIVERSAL][V_BROKEN];
 		for (int m = 0; m < MODEL_COUNT; m++)
 			if (report_selected(fv, m))

@@ -66,6 +66,44 @@ bool report_selected(const struct fsview *f, int model)
 }
 #define selected report_selected
 
+const struct report_class report_classes[REPORT_NCLASS] = {
+	{ 'L', "lost", "a promise of a selected model LOST" },
+	{ 'B', "broken", "a universal rule broken (or no mount)" },
+	{ '!', "naive", "only a program assuming in-order persistence loses" },
+	{ '+', "bonus", "kept beyond the promise" },
+	{ '=', "kept", "as promised" },
+	{ '?', "unjudged", "not judged" },
+};
+
+const char *report_state_class(const struct fsview *f, const struct state_result *s, char *ch)
+{
+	const size_t(*c)[V_COUNT] = s->judge.count;
+	size_t lost = 0, bonus = 0;
+	for (int m = 0; m < MODEL_COUNT; m++)
+		if (report_selected(f, m)) {
+			lost += c[m][V_LOST];
+			bonus += c[m][V_BONUS];
+		}
+	if (!s->judge.judged) {
+		*ch = '?';
+		return "unjudged";
+	}
+	if (!s->check.mount_ok || c[MODEL_UNIVERSAL][V_BROKEN]) {
+		*ch = 'B';
+		return "broken";
+	}
+	if (lost) {
+		*ch = 'L';
+		return "lost";
+	}
+	if (c[MODEL_SEQUENTIAL][V_LOST]) {
+		*ch = '!';
+		return "naive";
+	}
+	*ch = bonus ? '+' : '=';
+	return bonus ? "bonus" : "kept";
+}
+
 static bool is_finding(const struct verdict *v)
 {
 	return v->kind == V_LOST || v->kind == V_BROKEN;

@@ -38,6 +38,20 @@ char *report_op_text(const struct wl_op *op);
 /* The explain mark of op index o in state s (EX_MARK_*), or 0. */
 char report_mark_of(const struct state_result *s, size_t o);
 
+/* A crash state's class in the fs x state matrix (the HTML page's, the
+ * browser's): its worst verdict under the selected models, as a word
+ * ("broken", "lost", "naive", "bonus", "kept", "unjudged") and one
+ * character (*ch: B, L, !, +, =, ?). */
+const char *report_state_class(const struct fsview *f, const struct state_result *s, char *ch);
+/* Every class, worst first, with its character and the legend's words. */
+struct report_class {
+	char ch;
+	const char *cls;
+	const char *words;
+};
+#define REPORT_NCLASS 6
+extern const struct report_class report_classes[REPORT_NCLASS];
+
 /* The self-contained HTML page of a run (fv: its states read with their
  * trees) to f; -1 when f failed. */
 int report_html(FILE *f, const struct run_info *run, const struct fsview *fv, size_t nfs);

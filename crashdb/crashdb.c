@@ -418,6 +418,50 @@ int crashdb_open_existing(const char *path, struct crashdb **out, struct errbuf 
 	return crashdb_open(path, out, e);
 }
 
+int crashdb_open_readonly(const char *path, struct crashdb **out, struct errbuf *e)
+{
+	*out = NULL;
+	if (!file_exists(path))
+		return errbuf_set(e, EXIT_NOINPUT, "database '%s' does not exist; 'crashlab run' makes it, or name one "
+				  "with --db", path);
+	struct crashdb *db = xcalloc(1, sizeof(*db));
+	db->path = xstrdup(path);
+	int rc = sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READONLY, NULL);
+	if (rc != SQLITE_OK) {
+		int sys = db->db ? sqlite3_system_errno(db->db) : 0;
+		if (sys == EISDIR)
+			errbuf_set(e, EXIT_DATAERR, "'%s' is a directory, not a database; give a file with --db", path);
+		else if (sys)
+			errbuf_errno(e, sys, "cannot open '%s'", path);
+		else
+			errbuf_set(e, EXIT_NOINPUT, "cannot open '%s': %s", path,
+				   db->db ? sqlite3_errmsg(db->db) : sqlite3_errstr(rc));
+		goto fail;
+	}
+	db->busy_ms = BUSY_TIMEOUT_MS;
+	sqlite3_busy_timeout(db->db, db->busy_ms);
+	if (check_identity(db, e) < 0)
+		goto fail;
+	int v = crashdb_version(db);
+	if (v == 0) {
+		errbuf_set(e, EXIT_NOINPUT, "'%s' holds no runs yet; 'crashlab run' stores them", path);
+		goto fail;
+	}
+	if (v != SCHEMA_VERSION) {
+		errbuf_set(e, EXIT_DATAERR, "'%s' has schema version %d and this crashlab reads %d; a command that "
+			   "writes it ('crashlab list') brings it up to date first", path, v, SCHEMA_VERSION);
+		goto fail;
+	}
+	/* Nothing here writes; query_only makes sure of it. */
+	if (db_exec(db, "PRAGMA query_only = 1; PRAGMA foreign_keys = ON", e, "cannot configure the database") < 0)
+		goto fail;
+	*out = db;
+	return 0;
+fail:
+	crashdb_close(db);
+	return -1;
+}
+
 void crashdb_close(struct crashdb *db)
 {
 	if (!db)

@@ -35,6 +35,11 @@ struct crashdb;
 int crashdb_open(const char *path, struct crashdb **out, struct errbuf *e);
 /* The same for a database that must exist already (66 when it does not). */
 int crashdb_open_existing(const char *path, struct crashdb **out, struct errbuf *e);
+/* Only to read (crashlab browse): the file is opened read-only and never
+ * written, not even migrated: 66 when it does not exist or holds no runs
+ * yet, 65 when it is not a crashlab database or not at the current schema
+ * version (a command that writes it migrates it first). */
+int crashdb_open_readonly(const char *path, struct crashdb **out, struct errbuf *e);
 void crashdb_close(struct crashdb *db);
 /* The schema version this crashlab writes (the number of migration steps). */
 int crashdb_schema_version(void);
