@@ -17,6 +17,8 @@ static const struct command table[] = {
 	{ "report", cmd_report, "explain a run's findings: what each model promised and what was lost",
 	  CMD_DB | CMD_STDOUT },
 	{ "compare", cmd_compare, "what each file system kept, side by side, with who promised it", CMD_DB | CMD_STDOUT },
+	{ "browse", cmd_browse, "browse the stored runs in a terminal: runs, the fs x state matrix, a state, two fs side by side",
+	  CMD_DB | CMD_STDOUT },
 	{ "tutorial", cmd_tutorial, "the lessons: list them, or run one and say what to notice",
 	  CMD_GUEST | CMD_DB | CMD_STDOUT },
 	{ "judge", cmd_judge, "judge a stored run's states again with this crashlab's judge", CMD_DB | CMD_STDOUT },
