@@ -536,7 +536,7 @@ static void verdicts(struct bpage *p, const struct fsview *f, const struct state
 		const char *name = m == MODEL_COUNT ? "universal" : model_name(m);
 		count_line(p, s, m, name, width);
 		if (m == MODEL_SEQUENTIAL && !(f->sel & (1u << m)))
-			bline_puts(&p->l[p->n - 1], BS_DIM, "  (what a program assuming in-order persistence expects)");
+			bline_puts(&p->l[p->n - 1], BS_DIM, "  (in-order persistence)");
 		size_t shown = 0;
 		for (size_t k = 0; k < ARRAY_SIZE(order); k++)
 			for (size_t i = 0; i < s->judge.n; i++) {

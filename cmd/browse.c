@@ -76,7 +76,8 @@ static const char browse_usage[] =
 	"  ?                   the legend and keys   q                back (quit on the runs list)\n"
 	"  Q                   quit\n"
 	"\n"
-	"Colours are off with NO_COLOR set or TERM=dumb.\n"
+	"Colours are off with NO_COLOR set or TERM=dumb (a dumb terminal cannot move\n"
+	"the cursor, so browse shows a screen only with --keys there).\n"
 	"\n"
 	"Without a terminal, --keys SCRIPT (or CRASHLAB_BROWSE_KEYS) feeds keys and\n"
 	"prints the screen as text after each one: a line '--- KEY (WxH)', the\n"
@@ -610,12 +611,13 @@ static bool item_has(struct browser *b, struct view *v, size_t i)
 			st -= b->run.fv[fs++].nst;
 		if (fs >= b->run.nfs)
 			return false;
+		/* the cell's title and class (the first two lines below the
+		 * matrix), then the sentences of its verdicts */
 		struct bpage p = { 0 };
 		browse_page_cell(&p, &b->run, fs, st, 1000);
 		bool hit = false;
-		for (size_t k = 0; k < p.n && !hit; k++)
+		for (size_t k = 0; k < p.n && k < 2 && !hit; k++)
 			hit = strcasestr(p.l[k].text, q) != NULL;
-		/* the verdicts' sentences of the state too */
 		const struct state_result *s = &b->run.fv[fs].st[st];
 		for (size_t k = 0; k < s->judge.n && !hit; k++)
 			hit = strcasestr(s->judge.v[k].reason, q) != NULL;
@@ -697,7 +699,8 @@ static void search(struct browser *b, int dir, bool first)
 		if (item_has(b, v, i)) {
 			bool wrapped = dir > 0 ? i < at : i > at;
 			go_item(b, v, i);
-			snprintf(b->msg, sizeof(b->msg), "/%s%s", b->query, wrapped ? "  (search wrapped)" : "");
+			snprintf(b->msg, sizeof(b->msg), "/%s%s", b->query,
+				 i == at && !from_here ? "  (the only match)" : wrapped ? "  (search wrapped)" : "");
 			return;
 		}
 	}
@@ -1061,6 +1064,16 @@ int cmd_browse(int argc, char **argv, struct cmd_ctx *ctx)
 		die_code(EXIT_USAGE, "cannot use the terminal '%s' (TERM); set TERM to your terminal's type",
 			 getenv("TERM") ? getenv("TERM") : "");
 	set_term(scr);
+	/* A terminal that cannot move the cursor (TERM=dumb) cannot show a
+	 * screen; the fake one of a key script always can. */
+	const char *cup = tigetstr("cup");
+	if (!keys && (!cup || cup == (char *)-1)) {
+		endwin();
+		delscreen(scr);
+		die_code(EXIT_USAGE, "the terminal '%s' cannot move the cursor, which browse needs; set TERM to your "
+			 "terminal's type, or use 'crashlab report' or 'crashlab show'",
+			 getenv("TERM") ? getenv("TERM") : "");
+	}
 	if (keys)
 		resizeterm(h, w);
 	cbreak();
