@@ -157,7 +157,6 @@ void bpage_wrap(struct bpage *p, int style, const char *first, const char *inden
 	sbuf_add_escaped(&sb, text ? text : "", text ? strlen(text) : 0, SBUF_ESC_PROSE);
 	const char *s = sb.buf ? sb.buf : "";
 	const char *lead = first ? first : indent;
-	int iw = bstr_width(indent, strlen(indent));
 	do {
 		struct bline *l = bpage_line(p);
 		bline_puts(l, BS_PLAIN, lead);
@@ -177,7 +176,6 @@ void bpage_wrap(struct bpage *p, int style, const char *first, const char *inden
 		while (*s == ' ')
 			s++;
 		lead = indent;
-		(void)iw;
 	} while (*s);
 	sbuf_free(&sb);
 }
@@ -340,7 +338,7 @@ static void state_title(struct bline *l, const struct fsview *f, const struct st
 	}
 }
 
-static void count_line(struct bpage *p, const struct state_result *s, int m, const char *name, int width)
+static void count_line(struct bpage *p, const struct state_result *s, int m, const char *name)
 {
 	const size_t *c = s->judge.count[m];
 	struct bline *l = bpage_line(p);
@@ -356,7 +354,6 @@ static void count_line(struct bpage *p, const struct state_result *s, int m, con
 	bline_printf(l, BS_PLAIN, ", %zu kept, ", c[V_KEPT]);
 	bline_printf(l, c[V_BONUS] ? BS_BONUS : BS_PLAIN, "%zu bonus", c[V_BONUS]);
 	bline_printf(l, BS_PLAIN, ", %zu gone", c[V_GONE]);
-	(void)width;
 }
 
 /* The models a state page shows: the reported ones, then sequential (the
@@ -398,8 +395,8 @@ void browse_page_cell(struct bpage *p, const struct brun *r, size_t fs, size_t s
 		return;
 	for (int m = 0; m < MODEL_COUNT; m++)
 		if (shown_model(f, m))
-			count_line(p, s, m, model_name(m), width);
-	count_line(p, s, MODEL_UNIVERSAL, "universal", width);
+			count_line(p, s, m, model_name(m));
+	count_line(p, s, MODEL_UNIVERSAL, "universal");
 	/* The first finding of the reported models, in report's sentence. */
 	for (size_t i = 0; i < s->judge.n; i++) {
 		const struct verdict *v = &s->judge.v[i];
@@ -534,7 +531,7 @@ static void verdicts(struct bpage *p, const struct fsview *f, const struct state
 		if (m < MODEL_COUNT && !shown_model(f, m))
 			continue;
 		const char *name = m == MODEL_COUNT ? "universal" : model_name(m);
-		count_line(p, s, m, name, width);
+		count_line(p, s, m, name);
 		if (m == MODEL_SEQUENTIAL && !(f->sel & (1u << m)))
 			bline_puts(&p->l[p->n - 1], BS_DIM, "  (in-order persistence)");
 		size_t shown = 0;

@@ -232,9 +232,7 @@ static struct view *top_view(struct browser *b)
 }
 
 /* Rows 1 .. LINES-2 hold the content, the legend takes the bottom of it. */
-static const char *const keys_help[] = {
-	"keys: j/k move  Enter open  c compare  / search  n/N again  q back  Q quit",
-};
+static const char keys_help[] = "keys: j/k move  Enter open  c compare  / search  n/N again  q back  Q quit";
 
 static int legend_lines(const struct browser *b, enum bscreen sc, struct bpage *out)
 {
@@ -266,7 +264,7 @@ static int legend_lines(const struct browser *b, enum bscreen sc, struct bpage *
 	} else {
 		browse_legend_lines(out, cmp_legend, "  ", COLS);
 	}
-	bline_puts(bpage_line(out), BS_PLAIN, keys_help[0]);
+	bline_puts(bpage_line(out), BS_PLAIN, keys_help);
 	return (int)out->n;
 }
 
@@ -342,7 +340,6 @@ static void draw_runs(struct browser *b, struct view *v, int rows)
 static void draw_run(struct browser *b, struct view *v, int rows)
 {
 	const struct brun *r = &b->run;
-	struct bline head = { 0 };
 	struct bpage hp = { 0 };
 	struct bline *l = bpage_line(&hp);
 	bline_printf(l, BS_PLAIN, "run %" PRId64 "  ", r->run.id);
@@ -351,7 +348,6 @@ static void draw_run(struct browser *b, struct view *v, int rows)
 		     r->run.crash_mode ? r->run.crash_mode : "?", r->run.accel ? r->run.accel : "?");
 	draw_line(b, 1, l, 0, 0);
 	bpage_free(&hp);
-	(void)head;
 	/* the matrix: a 7-column label, then two columns per state */
 	size_t maxst = 0;
 	for (size_t i = 0; i < r->nfs; i++)
@@ -366,7 +362,10 @@ static void draw_run(struct browser *b, struct view *v, int rows)
 	char buf[1024];
 	int y = 3;
 	if (y < 1 + rows) {
-		int x = snprintf(buf, sizeof(buf), "%-*s", label, "state");
+		/* scrolled: the label says which state the digits start at */
+		char from[16];
+		snprintf(from, sizeof(from), v->left ? "%zu.." : "state", v->left);
+		int x = snprintf(buf, sizeof(buf), "%-*s", label, from);
 		for (size_t k = v->left; k < maxst && k < v->left + fit && x + 3 < (int)sizeof(buf); k++)
 			x += snprintf(buf + x, sizeof(buf) - (size_t)x, "%zu ", k % 10);
 		draw_plain(b, y, buf, A_BOLD);
@@ -377,7 +376,6 @@ static void draw_run(struct browser *b, struct view *v, int rows)
 		snprintf(buf, sizeof(buf), "%-*.*s", label, label - 1, f->f.fs);
 		draw_plain(b, row, buf, i == v->fs ? A_BOLD : A_NORMAL);
 		if (!f->nst) {
-			draw_text(b, row, "", NULL, 0, 0, 0);
 			snprintf(buf, sizeof(buf), "%-*.*s(no crash states: %s)", label, label - 1, f->f.fs,
 				 f->f.outcome ? f->f.outcome : "?");
 			draw_plain(b, row, buf, i == v->fs ? A_BOLD : A_NORMAL);
@@ -828,7 +826,7 @@ static int parse_wxh(const char *s, int *w, int *h)
 		return -1;
 	const char *p = end + 1;
 	long c = strtol(p, &end, 10);
-	if (end == p || *end || a < 20 || c < 6 || a > 1000 || c > 1000)
+	if (end == p || *end || a < 16 || c < 6 || a > 1000 || c > 1000)
 		return -1;
 	*w = (int)a;
 	*h = (int)c;
@@ -870,7 +868,6 @@ static void dump_screen(const char *what)
 {
 	printf("--- %s (%dx%d)\n", what, COLS, LINES);
 	wchar_t *wbuf = xcalloc((size_t)COLS + 1, sizeof(*wbuf));
-	cchar_t *cbuf = xcalloc((size_t)COLS + 1, sizeof(*cbuf));
 	char *attrs = xcalloc((size_t)COLS + 1, 1);
 	struct strvec arows = STRVEC_INIT;
 	for (int y = 0; y < LINES; y++) {
@@ -925,7 +922,6 @@ static void dump_screen(const char *what)
 		printf("%s\n", arows.v[i]);
 	strvec_free(&arows);
 	free(attrs);
-	free(cbuf);
 	free(wbuf);
 	fflush(stdout);
 }
@@ -1007,7 +1003,7 @@ int cmd_browse(int argc, char **argv, struct cmd_ctx *ctx)
 		size = getenv("CRASHLAB_BROWSE_SIZE");
 	int w = 80, h = 24;
 	if (size && parse_wxh(size, &w, &h) < 0)
-		usage_error(cmd, "--size wants WIDTHxHEIGHT (at least 20x6), e.g. 80x24, not '%s'", size);
+		usage_error(cmd, "--size wants WIDTHxHEIGHT (at least 16x6), e.g. 80x24, not '%s'", size);
 	struct strvec script = STRVEC_INIT;
 	if (keys) {
 		strvec_split(&script, keys);

@@ -31,6 +31,7 @@ browse() {
 	shift
 	env "${env[@]}" timeout -s KILL 60 "$CRASHLAB" browse --db "$DB" "$@" >"$T/out" 2>"$T/err" </dev/null
 	rc=$?
+	cat "$T/err" >>"$T/all-err"
 }
 
 # golden NAME DESC [VAR=VALUE...] -- ARGS
@@ -160,6 +161,20 @@ else
 	not_ok "no terminal and no key script: exit $rc: $(head -n 1 "$T/err")"
 fi
 
+# A database at an older schema version is not migrated: browse only reads.
+gzip -dc tests/fixtures/db/v2.db.gz >"$T/v2.db"
+v2=$(sha256sum "$T/v2.db" | cut -d' ' -f1)
+timeout 60 "$CRASHLAB" browse --db "$T/v2.db" --keys q >"$T/out" 2>"$T/err" </dev/null
+rc=$?
+if [ "$rc" -eq 65 ] && grep -q "schema version 2" "$T/err" && [ "$(sha256sum "$T/v2.db" | cut -d' ' -f1)" = "$v2" ]; then
+	ok "an older schema version: exit 65, the file not migrated"
+else
+	not_ok "an older schema version: exit $rc: $(head -n 1 "$T/err")"
+fi
+
+# A scrolled matrix says where its digits start.
+golden narrow "a matrix wider than the screen scrolls, its label says from where" -- 2 --size 16x12 --keys 'j j l l l l h h h h'
+
 # --help teaches the screens, the keys and the matrix's characters.
 "$CRASHLAB" browse --help >"$T/help" 2>&1
 if grep -q "L  a promise of a selected model LOST" "$T/help" && grep -q "!  only a program assuming" "$T/help" &&
@@ -168,6 +183,9 @@ if grep -q "L  a promise of a selected model LOST" "$T/help" && grep -q "!  only
 else
 	not_ok "--help lacks the screens, keys, verdict characters or key script"
 fi
+
+touch "$T/all-err"
+expect_no_grep "$T/all-err" 'ERROR: AddressSanitizer|ERROR: LeakSanitizer|runtime error:' "no sanitizer report from any browse"
 
 # Read-only: the file is as it was, and nothing appeared beside it.
 after=$(sha256sum "$DB" | cut -d' ' -f1)
