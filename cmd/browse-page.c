@@ -338,7 +338,7 @@ static void state_title(struct bline *l, const struct fsview *f, const struct st
 	}
 }
 
-static void count_line(struct bpage *p, const struct state_result *s, int m, const char *name)
+static void count_line(struct bpage *p, const struct state_result *s, int m, const char *name, bool reported)
 {
 	const size_t *c = s->judge.count[m];
 	struct bline *l = bpage_line(p);
@@ -350,7 +350,8 @@ static void count_line(struct bpage *p, const struct state_result *s, int m, con
 		bline_printf(l, BS_PLAIN, ", %zu kept", c[V_KEPT]);
 		return;
 	}
-	bline_printf(l, c[V_LOST] ? BS_LOST : BS_PLAIN, "%zu LOST", c[V_LOST]);
+	bline_printf(l, !c[V_LOST] ? BS_PLAIN : m == MODEL_SEQUENTIAL && !reported ? BS_NAIVE : BS_LOST, "%zu LOST",
+		     c[V_LOST]);
 	bline_printf(l, BS_PLAIN, ", %zu kept, ", c[V_KEPT]);
 	bline_printf(l, c[V_BONUS] ? BS_BONUS : BS_PLAIN, "%zu bonus", c[V_BONUS]);
 	bline_printf(l, BS_PLAIN, ", %zu gone", c[V_GONE]);
@@ -395,8 +396,8 @@ void browse_page_cell(struct bpage *p, const struct brun *r, size_t fs, size_t s
 		return;
 	for (int m = 0; m < MODEL_COUNT; m++)
 		if (shown_model(f, m))
-			count_line(p, s, m, model_name(m));
-	count_line(p, s, MODEL_UNIVERSAL, "universal");
+			count_line(p, s, m, model_name(m), report_selected(f, m));
+	count_line(p, s, MODEL_UNIVERSAL, "universal", true);
 	/* The first finding of the reported models, in report's sentence. */
 	for (size_t i = 0; i < s->judge.n; i++) {
 		const struct verdict *v = &s->judge.v[i];
@@ -531,7 +532,7 @@ static void verdicts(struct bpage *p, const struct fsview *f, const struct state
 		if (m < MODEL_COUNT && !shown_model(f, m))
 			continue;
 		const char *name = m == MODEL_COUNT ? "universal" : model_name(m);
-		count_line(p, s, m, name);
+		count_line(p, s, m, name, report_selected(f, m));
 		if (m == MODEL_SEQUENTIAL && !(f->sel & (1u << m)))
 			bline_puts(&p->l[p->n - 1], BS_DIM, "  (in-order persistence)");
 		size_t shown = 0;
@@ -542,7 +543,11 @@ static void verdicts(struct bpage *p, const struct fsview *f, const struct state
 					continue;
 				char lead[32];
 				snprintf(lead, sizeof(lead), "    %-6s ", verdict_name(v->kind));
-				bpage_wrap(p, verdict_style(v->kind), lead, "           ", v->reason, width);
+				/* sequential, when not reported, is the naive program's model: '!' */
+				int style = verdict_style(v->kind);
+				if (m == MODEL_SEQUENTIAL && !(f->sel & (1u << m)) && v->kind == V_LOST)
+					style = BS_NAIVE;
+				bpage_wrap(p, style, lead, "           ", v->reason, width);
 				shown++;
 			}
 		if (!shown)
