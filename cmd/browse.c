@@ -250,17 +250,13 @@ static int legend_lines(const struct browser *b, enum bscreen sc, struct bpage *
 		}
 	} else if (sc == SC_STATE) {
 		static const char marks[] = { '+', '~', '-', '=', '?', '.', 'x' };
-		l = bpage_line(out);
-		bline_puts(l, BS_PLAIN, "  ops: ");
-		for (size_t k = 0; k < sizeof(marks); k++) {
-			bline_printf(l, BS_PLAIN, "%s%c %s", k ? ", " : "", marks[k], render_mark_word(marks[k]));
-			if (k == 3) {
-				l = bpage_line(out);
-				bline_puts(l, BS_PLAIN, "       ");
-			}
-		}
-		bline_puts(bpage_line(out), BS_PLAIN, "  tree: * held differently, - the program's is gone, + only in the "
-						      "crash state");
+		struct sbuf sb = SBUF_INIT;
+		sbuf_adds(&sb, "ops:");
+		for (size_t k = 0; k < sizeof(marks); k++)
+			sbuf_addf(&sb, "   %c %s", marks[k], render_mark_word(marks[k]));
+		sbuf_adds(&sb, "\ntree:   * held differently   - the program's is gone   + only in the crash state");
+		browse_legend_lines(out, sb.buf, "  ", COLS);
+		sbuf_free(&sb);
 	} else {
 		browse_legend_lines(out, cmp_legend, "  ", COLS);
 	}
