@@ -69,7 +69,9 @@ static const char browse_usage[] =
 	"  ?  not judged\n"
 	"\n"
 	"keys\n"
-	"  j k, Down Up        move (or scroll)      h l, Left Right  move in the matrix\n"
+	"  j k, Down Up        move (or scroll)      h l, Left Right  move in the matrix;\n"
+	"                                            on a state or a comparison, the\n"
+	"                                            previous or next crash state\n"
 	"  PgDn PgUp, Space b  a page down, up       g G, Home End    the first, the last\n"
 	"  Enter               open                  c                compare\n"
 	"  /TEXT Enter         search this screen    n N              the next, the previous match\n"
@@ -436,7 +438,7 @@ static void draw(struct browser *b)
 		snprintf(status, sizeof(status), "%s", b->msg);
 	else if (v->sc == SC_STATE || v->sc == SC_COMPARE) {
 		size_t n = v->page.n, last = v->top + (size_t)rows < n ? v->top + (size_t)rows : n;
-		snprintf(status, sizeof(status), "lines %zu-%zu of %zu   q back  c compare  / search  ? legend",
+		snprintf(status, sizeof(status), "lines %zu-%zu of %zu  h/l state  c compare  / search  ? legend  q back",
 			 n ? v->top + 1 : 0, last, n);
 	} else if (v->sc == SC_RUN)
 		snprintf(status, sizeof(status), "Enter open  c compare  / search  ? legend  q back  Q quit");
@@ -469,7 +471,13 @@ static void pop(struct browser *b)
 		b->quit = true;
 		return;
 	}
-	bpage_free(&top_view(b)->page);
+	struct view *v = top_view(b), *parent = &b->v[b->depth - 2];
+	/* the matrix's cursor follows the state h/l went to */
+	if (parent->sc == SC_RUN && (v->sc == SC_STATE || v->sc == SC_COMPARE)) {
+		parent->fs = v->fs;
+		parent->st = v->st;
+	}
+	bpage_free(&v->page);
 	b->depth--;
 }
 
@@ -587,6 +595,24 @@ static void move_by(struct browser *b, long dy, long dx)
 		break;
 	}
 	}
+}
+
+/* A state or a comparison: the next (dir 1) or previous state of the
+ * (left) file system; a comparison takes the other one's at that point. */
+static void step_state(struct browser *b, struct view *v, int dir)
+{
+	size_t n = b->run.fv[v->fs].nst;
+	if (dir > 0 ? v->st + 1 >= n : v->st == 0) {
+		snprintf(b->msg, sizeof(b->msg), "%s has no state %s this one", b->run.fv[v->fs].f.fs,
+			 dir > 0 ? "after" : "before");
+		return;
+	}
+	v->st = dir > 0 ? v->st + 1 : v->st - 1;
+	if (v->sc == SC_COMPARE)
+		v->st2 = browse_same_point(&b->run, v->fs, v->st, v->fs2);
+	bpage_free(&v->page);
+	v->top = 0;
+	v->match = -1;
 }
 
 /* ------------------------------------------------------------------ */
@@ -749,10 +775,14 @@ static void handle_key(struct browser *b, int key)
 	case 'l': case KEY_RIGHT:
 		if (v->sc == SC_RUN)
 			move_by(b, 0, 1);
+		else if (v->sc != SC_RUNS)
+			step_state(b, v, 1);
 		break;
 	case 'h': case KEY_LEFT:
 		if (v->sc == SC_RUN)
 			move_by(b, 0, -1);
+		else if (v->sc != SC_RUNS)
+			step_state(b, v, -1);
 		break;
 	case ' ': case KEY_NPAGE: case KEY_CTRL('f'):
 		if (v->sc == SC_RUN)

@@ -64,10 +64,10 @@ golden() {
 # The screens, at 80x24 unless said otherwise.
 golden runs "runs list: move, open a run's matrix" -- --keys 'j k j k <Enter>'
 golden matrix "the matrix: cells by h/l/j/k, ? legend on and off, a state's summary" -- 1 --keys '? l l j j j ? h k k G g'
-golden state "a state: tree beside the program's, verdicts, timeline, mount and fsck, scrolled" -- 1 \
-	--keys 'j j j l <Enter> j <PgDn> <PgDn> G g ? ? q'
-golden compare "c: two file systems at one crash point, c again the next one, q back" -- 1 \
-	--keys 'j j j l c c c q k c'
+golden state "a state: tree beside the program's, verdicts, timeline, mount and fsck, scrolled, h/l the states" -- 1 \
+	--keys 'j j j l <Enter> j <PgDn> <PgDn> G g ? ? h h l q'
+golden compare "c: two file systems at one crash point, c again the next one, h/l the crash points, q back" -- 1 \
+	--keys 'j j j l c c c h l l q k c'
 golden search "/ search with n and N on the runs, the matrix and a state; not found" -- \
 	--keys '/ext4 <Enter> n n <Enter> /LOST <Enter> n N <Enter> /fsck <Enter> n N /zzz <Enter> q q q'
 golden resize "80x24 to 100x30 and 60x20 on a state and the matrix" -- 1 \
