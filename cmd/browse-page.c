@@ -484,7 +484,7 @@ static void trees(struct bpage *p, const struct fsview *f, const struct state_re
 			cmp_describe(pt, npt, q, qt, sizeof(qt));
 		else
 			snprintf(qt, sizeof(qt), "?");
-		bool differs = prog && (strcmp(ot, qt) || (o && q && o->mode != q->mode));
+		bool differs = prog && c->mount_ok && (strcmp(ot, qt) || (o && q && o->mode != q->mode));
 		/* '-' the program has it and the state not, '+' the other way, '*' both, differently */
 		const char *mk = !differs ? "  " : !o ? "- " : !q ? "+ " : "* ";
 		ndiff += differs;
@@ -505,7 +505,9 @@ static void trees(struct bpage *p, const struct fsview *f, const struct state_re
 	}
 	if (!paths.n)
 		bline_puts(bpage_line(p), BS_DIM, "  (both trees are empty)");
-	if (!prog) {
+	if (!c->mount_ok) {
+		bline_puts(bpage_line(p), BS_BROKEN, "  the crash state did not mount: it has no tree to compare");
+	} else if (!prog) {
 		bline_puts(bpage_line(p), BS_DIM, "  the program's tree could not be simulated");
 	} else if (ndiff) {
 		char say[160];

@@ -534,8 +534,9 @@ static void compare(struct browser *b)
 {
 	struct view *v = top_view(b);
 	const struct brun *r = &b->run;
-	if (r->nfs < 2 || v->fs >= r->nfs || v->st >= r->fv[v->fs].nst) {
-		snprintf(b->msg, sizeof(b->msg), "nothing to compare with: the run has one file system with states");
+	if (v->fs >= r->nfs || v->st >= r->fv[v->fs].nst) {
+		snprintf(b->msg, sizeof(b->msg), "nothing to compare: %s has no crash states",
+			 v->fs < r->nfs ? r->fv[v->fs].f.fs : "this file system");
 		return;
 	}
 	if (v->sc == SC_COMPARE) { /* the next file system on the right */

@@ -175,6 +175,41 @@ fi
 # A scrolled matrix says where its digits start.
 golden narrow "a matrix wider than the screen scrolls, its label says from where" -- 2 --size 16x12 --keys 'j j l l l l h h h h'
 
+# What the fixture's runs do not have, made by hand in a copy: a state that
+# did not mount (with escape sequences in its mount message), one that was
+# not judged, and a file system without crash states.
+ODD=$T/odd.db
+cp "$DB" "$ODD"
+sqlite3 "$ODD" "PRAGMA foreign_keys = ON;
+UPDATE states SET mount_ok = 0, mount_msg = 'mount: bad superblock' || char(27) || '[2J' || char(10) || 'second line',
+	fsck_status = -1, tree_hash = NULL WHERE id = 4;
+DELETE FROM nodes WHERE state_id = 4;
+DELETE FROM verdicts WHERE state_id IN (4, 5);
+UPDATE states SET judged = 0 WHERE id = 5;
+DELETE FROM states WHERE fsrun_id = 3;
+UPDATE fsruns SET outcome = 'panic', error = 'Kernel panic - not syncing' WHERE id = 3;"
+timeout 60 "$CRASHLAB" browse --db "$ODD" 1 --keys '<Enter> G q l <Enter> q j c' >"$T/out" 2>"$T/err" </dev/null
+rc=$?
+awk '/^--- /{c++} c==1' "$T/out" >"$T/odd-matrix"
+awk '/^--- /{c++} c==2 || c==3' "$T/out" >"$T/odd-state"
+awk '/^--- /{c++} c==6' "$T/out" >"$T/odd-state2"
+if [ "$rc" -ne 0 ]; then
+	not_ok "odd states: exit $rc"
+	head -n 5 "$T/err" | sed 's/^/    | /'
+else
+	expect_grep "$T/odd-matrix" '^ext4    B \? \+$' "a state that did not mount is B, one not judged ?"
+	expect_grep "$T/odd-matrix" '^xfs     \(no crash states: panic\)$' "a file system without states says why"
+	expect_grep "$T/odd-state" 'the crash state did not mount' "a state that did not mount says so beside the program's tree"
+	expect_grep "$T/odd-state" '^  \| mount: bad superblock\\x1b\[2J$' "the mount message, its escape sequence made harmless"
+	expect_grep "$T/odd-state2" '^  \? not judged$' "a state not judged says so"
+	expect_grep "$T/out" '^nothing to compare: xfs has no crash states$' "c on a file system without states says why"
+	if LC_ALL=C grep -q "$(printf '\033')" "$T/out"; then
+		not_ok "odd states: a raw escape byte in the screens"
+	else
+		ok "odd states: no raw escape byte in the screens"
+	fi
+fi
+
 # --help teaches the screens, the keys and the matrix's characters.
 "$CRASHLAB" browse --help >"$T/help" 2>&1
 if grep -q "L  a promise of a selected model LOST" "$T/help" && grep -q "!  only a program assuming" "$T/help" &&
