@@ -34,15 +34,15 @@
 #include "host/msg.h"
 
 static const char browse_usage[] =
-	"usage: crashlab browse [--db FILE] [RUN]\n"
+	"usage: crashlab browse [--db FILE] [--keys SCRIPT [--size WxH]] [RUN]\n"
 	"\n"
 	"Browse the runs a database holds, in a terminal, without changing it (the\n"
 	"file is opened read-only). RUN (a run id, 'last' or 'last~N') opens that\n"
 	"run at once; q goes back from it to the list of runs.\n"
 	"\n"
 	"screens\n"
-	"  runs      every run: id, start (UTC), status, findings, states, file\n"
-	"            systems, workload. Enter opens the run under the cursor.\n"
+	"  runs      every run: id, start (UTC), status, findings, file systems,\n"
+	"            workload. Enter opens the run under the cursor.\n"
 	"  run       the file system x crash state matrix: one row per file system,\n"
 	"            one cell per crash state, its character the state's worst\n"
 	"            verdict under the models the file system is judged by (below);\n"
@@ -69,14 +69,17 @@ static const char browse_usage[] =
 	"  ?  not judged\n"
 	"\n"
 	"keys\n"
-	"  j k, Down Up        move (or scroll)      h l, Left Right  move in the matrix;\n"
-	"                                            on a state or a comparison, the\n"
-	"                                            previous or next crash state\n"
-	"  PgDn PgUp, Space b  a page down, up       g G, Home End    the first, the last\n"
-	"  Enter               open                  c                compare\n"
-	"  /TEXT Enter         search this screen    n N              the next, the previous match\n"
-	"  ?                   the legend and keys   q                back (quit on the runs list)\n"
-	"  Q                   quit\n"
+	"  j k, Down Up         move the cursor, or scroll\n"
+	"  h l, Left Right      move in the matrix; on a state or a comparison, the\n"
+	"                       previous or the next crash state\n"
+	"  PgDn PgUp, Space b   a page down, up\n"
+	"  g G, Home End        the first, the last\n"
+	"  Enter                open\n"
+	"  c                    compare with the next file system at the same crash point\n"
+	"  /TEXT Enter          search this screen; n N the next, the previous match\n"
+	"  ?                    the legend and the keys\n"
+	"  q                    back (on the runs list: quit)\n"
+	"  Q                    quit\n"
 	"\n"
 	"Colours are off with NO_COLOR set or TERM=dumb (a dumb terminal cannot move\n"
 	"the cursor, so browse shows a screen only with --keys there).\n"
@@ -1016,7 +1019,7 @@ int cmd_browse(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	const char *keys = NULL, *size = NULL;
 	const struct opt opts[] = {
-		{ OPT_STRING, 0, "keys", &keys, "SCRIPT", "feed these keys, print the screen after each (no terminal)" },
+		{ OPT_STRING, 0, "keys", &keys, "SCRIPT", "feed keys, print the screen after each one" },
 		{ OPT_STRING, 0, "size", &size, "WxH", "the screen's size with --keys (default 80x24)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
