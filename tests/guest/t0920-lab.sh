@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# The live lab from a pipe: ops on all four file systems side by side, a
+# crash stored as a run, why, save, bad lines that leave the session going;
+# then `crashlab run` of the saved session gives the verdicts the lab's
+# crash gave; Ctrl-C and end of input stop every guest.
+. "$(dirname "$0")/../lib.sh"
+
+db="$T/lab.db"
+q() { sqlite3 -batch -noheader -cmd '.timeout 30000' "$db" "$1"; }
+
+expect_exit 0 "crashlab lab --help" -- "$CRASHLAB" lab --help
+expect_grep "$T/out" "^usage: crashlab lab" "lab --help prints its usage"
+expect_grep "$T/out" "why PATH" "lab --help lists the commands"
+expect_exit 2 "crashlab lab with a workload argument is a usage error" -- "$CRASHLAB" lab x.wl --db "$db"
+expect_exit 2 "crashlab lab with an unknown model" -- "$CRASHLAB" lab --model nosuch --db "$db"
+
+# QEMU processes of lab sessions of crashlab process $1 (their disks are in the session's folder)
+lab_guests() { pgrep -f "qemu-system.*/lab/[^ ]*-$1/" | wc -l; }
+
+cat >"$T/session" <<EOS
+mkdir A
+write A/foo "hello"
+fsync A/foo
+frobnicate A/foo
+write A/foo "unterminated
+rename A/foo A/bar
+write A/foo "world"
+sync
+crash
+why A/bar
+save $T/saved.wl
+show ext4
+ops
+write B 64K
+crash all
+help fsync
+EOS
+start=$(date +%s.%N)
+"$CRASHLAB" lab --db "$db" <"$T/session" >"$T/out" 2>"$T/err" &
+pid=$!
+wait $pid
+rc=$?
+secs=$(echo "$(date +%s.%N) - $start" | bc)
+if [ $rc -eq 0 ]; then ok "a scripted session on all four file systems ends with its input (exit 0, ${secs%.*} s)"; else not_ok "the session exited $rc"; sed 's/^/    | /' "$T/err" | tail -n 15; fi
+n=$(lab_guests $pid)
+if [ "$n" -eq 0 ]; then ok "no recording guest is left after the end of input"; else not_ok "$n guests left running"; fi
+expect_grep "$T/out" "^op +ext4 +xfs +btrfs +f2fs" "the results are one column per file system"
+expect_grep "$T/out" "^1 +ok +ok +ok +ok +mkdir A" "op 1 ran on all four"
+expect_grep "$T/out" "^3 +ok +ok +ok +ok +fsync A/foo" "fsync ran on all four"
+expect_grep "$T/err" "stdin:4:1: unknown op 'frobnicate'" "an unknown op is reported as stdin:LINE:COL"
+expect_grep "$T/err" "stdin:5:[0-9]+: .*" "a malformed line is reported with its line"
+expect_grep "$T/err" "^ +\\^" "a caret under the column"
+expect_grep "$T/out" "^4 +ok +ok +ok +ok +rename A/foo A/bar" "the session goes on after bad lines: the next op is op 4, on every guest"
+expect_grep "$T/out" "^crash after op 6: run 1, ext4 [0-9]+ states?, xfs [0-9]+ states?, btrfs [0-9]+ states?, f2fs [0-9]+ states?" "crash stores a run"
+expect_grep "$T/out" "What each file system kept, final crash state" "crash shows what each file system kept"
+expect_grep "$T/out" "A/bar +\"hello\" +\"hello\" = +\"hello\" = +\"hello\" = +\"hello\" =" "A/bar (synced) is kept as promised on every fs"
+expect_grep "$T/out" "A/foo +\"world\" +\"world\" = +\"world\" = +\"world\" = +\"world\" =" "A/foo (synced) is kept as promised on every fs"
+expect_grep "$T/out" "rule sync: " "why cites the promise that covers the path"
+expect_grep "$T/out" "^ +kept +\\[.*posix" "why gives the verdict per model"
+expect_grep "$T/out" "^saved 6 ops to" "save says what it wrote"
+expect_grep "$T/out" "^ext4 \\(posix,ext4\\): ok" "show ext4 lists its states"
+expect_grep "$T/out" "^crash after op 7: run 2" "a second crash, after more ops, is a second run (the guests went on)"
+expect_grep "$T/out" "^fsync P$" "help fsync gives the syntax"
+expect_grep "$T/out" "fsync.file: .*posix" "help fsync names the promises and their models"
+
+# The stored crashes read like any run.
+expect_exit 0 "crashlab list shows the crashes" -- "$CRASHLAB" list --db "$db"
+expect_grep "$T/out" "lab-crash-1.wl" "the first crash is listed under its workload name"
+expect_exit 0 "crashlab report on the lab's crash" -- "$CRASHLAB" report 1 --db "$db"
+nfs=$(q "SELECT count(*) FROM fsruns WHERE run_id = 1 AND outcome = 'ok'")
+if [ "$nfs" = 4 ]; then ok "the crash stored four fs runs, all ok"; else not_ok "$nfs ok fs runs"; fi
+
+# `crashlab run` of the saved session: the same ops, and the same verdicts
+# in the final state (the power cut after the last op) on every fs.
+expect_grep "$T/saved.wl" "^\\[run\\]$" "the saved session is a workload"
+expect_exit 0 "crashlab run on the saved session" -- "$CRASHLAB" run "$T/saved.wl" --db "$db"
+run=$(q "SELECT max(id) FROM runs")
+verdicts() {
+	q "SELECT v.model, v.rule, v.verdict, v.op_id, v.trigger_op, v.path, v.expected, v.observed
+	   FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id
+	   WHERE f.run_id = $1 AND f.fs = '$2' AND s.kind = 'final' ORDER BY 1, 2, 3, 4, 5, 6, 7, 8"
+}
+ops() { q "SELECT o.op_id, o.text, o.ret, o.err FROM ops o JOIN fsruns f ON f.id = o.fsrun_id WHERE f.run_id = $1 AND f.fs = '$2' ORDER BY o.op_id"; }
+for fs in ext4 xfs btrfs f2fs; do
+	a=$(verdicts 1 $fs); b=$(verdicts "$run" $fs)
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then
+		ok "$fs: crashlab run of the saved session gives the lab crash's verdicts ($(echo "$a" | wc -l) verdicts)"
+	else
+		not_ok "$fs: the verdicts differ"; diff <(echo "$a") <(echo "$b") | head -n 10 | sed 's/^/    | /'
+	fi
+	a=$(ops 1 $fs); b=$(ops "$run" $fs)
+	if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "$fs: the same ops with the same results"; else not_ok "$fs: the ops differ"; diff <(echo "$a") <(echo "$b") | head -n 6 | sed 's/^/    | /'; fi
+done
+expect_db_ok "$db" "the database is sound after the lab"
+
+# Ctrl-C in the middle of a session: the guests stop, the exit is 130.
+mkfifo "$T/fifo"
+"$CRASHLAB" lab --fs ext4 --db "$db" <"$T/fifo" >"$T/out" 2>"$T/err" &
+pid=$!
+exec 3>"$T/fifo"
+echo 'write f "x"' >&3
+for _ in $(seq 300); do grep -q 'write f' "$T/out" && break; sleep 0.2; done
+n=$(lab_guests $pid)
+kill -INT $pid
+wait $pid
+rc=$?
+exec 3>&-
+if [ $rc -eq 130 ]; then ok "Ctrl-C at the prompt ends the lab with 130"; else not_ok "Ctrl-C: exit $rc"; fi
+if [ "$n" -eq 1 ] && [ "$(lab_guests $pid)" -eq 0 ]; then ok "the guest that ran stopped with it"; else not_ok "guests: $n before, $(lab_guests $pid) after"; fi
