@@ -249,7 +249,8 @@ static void cmd_crash(struct labcli *C, bool all)
 		.w = &w, .guest = C->guest, .backend = &be, .size = C->size, .mode = CRASH_FLUSH, .seed = 1,
 		.workdir = run.workdir, .models = C->model_list, .nr_fbarrier = C->L.p.nr_fbarrier,
 		.nr_fdatabarrier = C->L.p.nr_fdatabarrier, .cut_now = 1,
-		.cut_since_op = all ? (int)C->ops_at_crash : -1,
+		/* crash all: the states since the last crash, in which a later op had completed */
+		.cut_since_op = !all ? -1 : C->crashes ? (int)C->ops_at_crash + 1 : 0,
 	};
 	struct sink sink;
 	crashdb_sink(C->db, &sink);
@@ -370,6 +371,20 @@ static bool model_shown(const struct labcli *C, const struct fsrun *fr, int m)
 	return set & (1u << m);
 }
 
+/* One fact of `why`: a verdict's sentence, with the models that gave it and
+ * the states it holds in. */
+struct why_fact {
+	const struct verdict *v;
+	struct sbuf models, states;
+	unsigned mset;
+	int last_state;
+};
+
+static bool same_fact(const struct verdict *a, const struct verdict *b)
+{
+	return !strcmp(a->rule, b->rule) && a->kind == b->kind && a->op == b->op && !strcmp(a->reason, b->reason);
+}
+
 static void cmd_why(struct labcli *C, const char *path)
 {
 	struct fsrun *frs;
@@ -386,51 +401,53 @@ static void cmd_why(struct labcli *C, const char *path)
 			error_print(&e);
 			continue;
 		}
-		printf("%s:\n", frs[i].fs);
-		struct strvec seen = STRVEC_INIT, cited = STRVEC_INIT;
-		for (size_t s = 0; s < nst; s++) {
-			bool head = false;
+		struct why_fact *fa = NULL;
+		size_t nfa = 0, cap = 0;
+		for (size_t s = 0; s < nst; s++)
 			for (size_t k = 0; k < st[s].judge.n; k++) {
 				const struct verdict *v = &st[s].judge.v[k];
 				if (strcmp(v->path, path) || !model_shown(C, &frs[i], v->model))
 					continue;
-				char *key = xasprintf("%d|%s|%s|%d|%s", st[s].idx, v->rule, verdict_name(v->kind), v->op,
-						      v->reason);
-				/* the same fact under several models: one line, the models listed */
-				struct sbuf models = SBUF_INIT;
-				bool dup = strvec_has(&seen, key);
-				if (!dup) {
-					strvec_push(&seen, key);
-					for (size_t j = k; j < st[s].judge.n; j++) {
-						const struct verdict *u = &st[s].judge.v[j];
-						if (!strcmp(u->path, path) && model_shown(C, &frs[i], u->model) &&
-						    !strcmp(u->rule, v->rule) && u->kind == v->kind && u->op == v->op &&
-						    !strcmp(u->reason, v->reason))
-							sbuf_addf(&models, "%s%s", models.len ? ", " : "", model_name(u->model));
-					}
+				size_t f = 0;
+				while (f < nfa && !same_fact(fa[f].v, v))
+					f++;
+				if (f == nfa) {
+					ALLOC_GROW(fa, nfa + 1, cap);
+					fa[nfa++] = (struct why_fact){ .v = v, .models = SBUF_INIT, .states = SBUF_INIT,
+								       .last_state = -1 };
 				}
-				free(key);
-				if (dup) {
-					sbuf_free(&models);
-					continue;
+				if (v->model != MODEL_UNIVERSAL && !(fa[f].mset & (1u << v->model))) {
+					fa[f].mset |= 1u << v->model;
+					sbuf_addf(&fa[f].models, "%s%s", fa[f].models.len ? ", " : "", model_name(v->model));
 				}
-				if (!head) {
-					printf("  state %d (%s, after op %d):\n", st[s].idx, st[s].kind, st[s].last_completed_op);
-					head = true;
+				if (fa[f].last_state != st[s].idx) {
+					fa[f].last_state = st[s].idx;
+					sbuf_addf(&fa[f].states, "%s%d (%s)", fa[f].states.len ? ", " : "", st[s].idx,
+						  st[s].kind);
 				}
-				printf("   %-6s [%s] ", verdict_name(v->kind), models.buf);
-				render_puts(stdout, v->reason);
-				putchar('\n');
-				if (strcmp(v->rule, "unpromised") && !strvec_has(&cited, v->rule)) {
-					strvec_push(&cited, v->rule);
-					printf("          rule %s: %s\n", v->rule, v->cite);
-				}
-				sbuf_free(&models);
 			}
+		printf("%s, %s in state%s", frs[i].fs, path, nst == 1 ? "" : "s");
+		for (size_t s = 0; s < nst; s++)
+			printf("%s %d (%s, after op %d)", s ? "," : "", st[s].idx, st[s].kind, st[s].last_completed_op);
+		printf(":\n");
+		struct strvec cited = STRVEC_INIT;
+		for (size_t f = 0; f < nfa; f++) {
+			const struct verdict *v = fa[f].v;
+			printf("   %-6s [%s] ", verdict_name(v->kind), v->model == MODEL_UNIVERSAL ? "universal" : fa[f].models.buf);
+			render_puts(stdout, v->reason);
+			if (nst > 1)
+				printf(" (state %s)", fa[f].states.buf);
+			putchar('\n');
+			if (strcmp(v->rule, "unpromised") && !strvec_has(&cited, v->rule)) {
+				strvec_push(&cited, v->rule);
+				printf("          rule %s: %s\n", v->rule, v->cite);
+			}
+			sbuf_free(&fa[f].models);
+			sbuf_free(&fa[f].states);
 		}
-		if (!seen.n)
-			printf("  no verdict names %s: no op of the session changed it, or the states were not judged\n", path);
-		strvec_free(&seen);
+		if (!nfa)
+			printf("   no verdict names %s: no op of the session changed it, or the states were not judged\n", path);
+		free(fa);
 		strvec_free(&cited);
 		crashdb_states_free(st, nst);
 	}
@@ -551,11 +568,30 @@ static void cmd_load(struct labcli *C, const char *file)
 		sbuf_free(&text);
 		return;
 	}
-	if (w.nsetup)
-		note("%s: its %zu [setup] op%s run as session ops, in order", file, w.nsetup, w.nsetup == 1 ? "" : "s");
+	size_t from = 0;
+	if (w.nsetup && !C->L.nops) {
+		/* an empty session takes the file's setup as its own: fresh file
+		 * systems, the setup ops, the setup's sync, as crashlab run does */
+		if (lab_setup(&C->L, w.ops, w.nsetup, &e) < 0)
+			error_print(&e);
+		report_down(C, down_said);
+		C->ops_at_crash = 0;
+		char tb[32];
+		printf("fresh file systems with the setup of %s, then its sync (%s):\n", file,
+		       render_time(C->L.boot_ms / 1000, tb, sizeof(tb)));
+		print_header(C);
+		for (size_t i = 0; i < w.nsetup; i++)
+			print_op_row(C, i);
+		from = w.nsetup;
+		if (w.n > w.nsetup)
+			printf("[run]\n");
+	} else if (w.nsetup) {
+		note("%s: the session has ops already: its %zu [setup] op%s run as session ops, in order", file, w.nsetup,
+		     w.nsetup == 1 ? "" : "s");
+	}
 	if (w.nexpects)
 		note("%s: its [expect] lines are not used by the lab", file);
-	for (size_t i = 0; i < w.n && !intr_pending(); i++)
+	for (size_t i = from; i < w.n && !intr_pending(); i++)
 		run_one_op(C, &w.ops[i]);
 	wl_free(&w);
 	sbuf_free(&text);
@@ -680,8 +716,11 @@ static int handle_line(struct labcli *C, char *line)
 			printf("the session has no op yet\n");
 		else
 			print_header(C);
-		for (size_t i = 0; i < C->L.nops; i++)
+		for (size_t i = 0; i < C->L.nops; i++) {
+			if (C->L.nsetup && (i == 0 || i == C->L.nsetup))
+				printf("%s\n", i ? "[run]" : "[setup]");
 			print_op_row(C, i);
+		}
 	} else if (!strcmp(w0, "save")) {
 		cmd_save(C, arg);
 	} else if (!strcmp(w0, "load")) {
@@ -721,7 +760,7 @@ static int handle_line(struct labcli *C, char *line)
 			if (c > 0)
 				fprintf(stderr, "  %*s^\n", c - 1, "");
 		} else {
-			if (!C->L.nops || C->L.nops == C->ops_at_crash)
+			if (C->L.nops == C->L.nsetup || C->L.nops == C->ops_at_crash)
 				print_header(C);
 			run_one_op(C, &op);
 			wl_op_free(&op);

@@ -43,7 +43,14 @@ static int start_fs(struct lab *L, struct lab_fs *f)
 	};
 	f->down[0] = 0;
 	f->code = 0;
-	if (record_start(&ro, &f->rec, &f->s) < 0 || record_setup_sync(f->s) < 0) {
+	for (size_t i = 0; i < L->nsetup; i++) {
+		memset(&f->res[i], 0, sizeof(f->res[i]));
+		f->res[i].err = -1;
+	}
+	int r = record_start(&ro, &f->rec, &f->s);
+	for (size_t i = 0; r == 0 && i < L->nsetup; i++)
+		r = record_op(f->s, &L->ops[i], &f->res[i]);
+	if (r < 0 || record_setup_sync(f->s) < 0) {
 		snprintf(f->down, sizeof(f->down), "%s", f->rec.err.msg);
 		f->code = f->rec.err.code ? f->rec.err.code : EXIT_GUEST;
 		record_stop(f->s); /* after a failure the guest is gone already; this frees the session */
@@ -113,7 +120,8 @@ static int run_op(struct lab *L, size_t i)
 	return up ? 0 : -1;
 }
 
-int lab_op(struct lab *L, const struct wl_op *op)
+/* One more op in the session (its id and section set). */
+static size_t add_op(struct lab *L, const struct wl_op *op, enum wl_section section)
 {
 	if (L->nops == L->cap) {
 		L->cap = L->cap ? 2 * L->cap : 16;
@@ -124,8 +132,13 @@ int lab_op(struct lab *L, const struct wl_op *op)
 	size_t i = L->nops++;
 	wl_op_copy(&L->ops[i], op);
 	L->ops[i].id = (int)(i + 1);
-	L->ops[i].section = WL_RUN;
-	return run_op(L, i);
+	L->ops[i].section = section;
+	return i;
+}
+
+int lab_op(struct lab *L, const struct wl_op *op)
+{
+	return run_op(L, add_op(L, op, WL_RUN));
 }
 
 static void stop_all(struct lab *L)
@@ -148,14 +161,27 @@ int lab_reset(struct lab *L, int keep_ops, struct errbuf *e)
 	if (!keep_ops) {
 		for (size_t i = 0; i < L->nops; i++)
 			wl_op_free(&L->ops[i]);
-		L->nops = 0;
+		L->nops = L->nsetup = 0;
 	}
 	if (start_all(L, e) < 0)
 		return -1;
-	for (size_t i = 0; i < L->nops; i++)
+	for (size_t i = L->nsetup; i < L->nops; i++)
 		if (run_op(L, i) < 0)
 			return errbuf_set(e, EXIT_GUEST, "every guest failed while the session's ops ran again (op %zu)", i + 1);
 	return 0;
+}
+
+int lab_setup(struct lab *L, const struct wl_op *ops, size_t n, struct errbuf *e)
+{
+	stop_all(L);
+	L->generation++;
+	for (size_t i = 0; i < L->nops; i++)
+		wl_op_free(&L->ops[i]);
+	L->nops = L->nsetup = 0;
+	for (size_t i = 0; i < n; i++)
+		add_op(L, &ops[i], WL_SETUP);
+	L->nsetup = n;
+	return start_all(L, e);
 }
 
 void lab_stop(struct lab *L)
@@ -176,14 +202,19 @@ char *lab_workload_text(const struct lab *L, const char *comment)
 	struct sbuf sb = SBUF_INIT;
 	if (comment && *comment)
 		sbuf_addf(&sb, "# %s\n", comment);
-	sbuf_addf(&sb, "[run]\n");
 	for (size_t i = 0; i < L->nops; i++) {
+		if (i == 0 && L->nsetup)
+			sbuf_addf(&sb, "[setup]\n");
+		if (i == L->nsetup)
+			sbuf_addf(&sb, "[run]\n");
 		int n = wl_format(&L->ops[i], NULL, 0);
 		char *line = xmalloc((size_t)n + 1);
 		wl_format(&L->ops[i], line, (size_t)n + 1);
 		sbuf_addf(&sb, "%s\n", line);
 		free(line);
 	}
+	if (L->nops == L->nsetup)
+		sbuf_addf(&sb, "[run]\n");
 	return sbuf_detach(&sb);
 }
 

@@ -8,10 +8,10 @@
  *     lab_start -> lab_op ... -> (a crash: runner_run with lab_backend)
  *               -> lab_op ... -> lab_reset -> ... -> lab_stop
  *
- * The session's ops are all [run] ops (ids 1..n), after the empty setup's
- * sync, exactly as `crashlab run` records a workload that has no [setup]:
- * lab_workload_text is that workload, and `crashlab run` on it records the
- * same ops the same way.
+ * The session's ops are [run] ops after the setup's sync, and a setup
+ * (lab_setup: a loaded workload's [setup]) runs before that sync, exactly
+ * as `crashlab run` records a workload: lab_workload_text is that
+ * workload, and `crashlab run` on it records the same ops the same way.
  */
 #ifndef CRASHLAB_ENGINE_LAB_H
 #define CRASHLAB_ENGINE_LAB_H
@@ -45,8 +45,9 @@ struct lab {
 	struct lab_params p;
 	struct lab_fs *fs;
 	size_t nfs;
-	struct wl_op *ops;                 /* the session's ops, ids 1..n, section [run] */
+	struct wl_op *ops;                 /* the session's ops, ids 1..n: [setup] ones first */
 	size_t nops, cap;
+	size_t nsetup;                     /* ops[0..nsetup) are the setup, run before the setup's sync */
 	int generation;                    /* how many times the file systems were made fresh */
 	char *dir;                         /* this generation's folder */
 	double boot_ms;                    /* the last start, all guests */
@@ -65,6 +66,10 @@ int lab_has_result(const struct lab *L, size_t k, size_t i);
 /* Fresh file systems: stop every guest and start new ones; keep_ops: run
  * the session's ops again on them (a replay), else forget them. */
 int lab_reset(struct lab *L, int keep_ops, struct errbuf *e);
+/* Fresh file systems with a setup: every guest starts again, runs these
+ * ops and the setup's sync, as `crashlab run` runs a workload's [setup];
+ * the session's ops are forgotten. 0, or -1 as lab_start. */
+int lab_setup(struct lab *L, const struct wl_op *ops, size_t n, struct errbuf *e);
 /* Cut the power of every guest and free everything. */
 void lab_stop(struct lab *L);
 
