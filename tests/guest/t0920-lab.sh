@@ -93,6 +93,27 @@ for fs in ext4 xfs btrfs f2fs; do
 done
 expect_db_ok "$db" "the database is sound after the lab"
 
+# The seed example loaded into a session: its [setup] is the session's
+# setup, and the crash judges as `crashlab run` of the seed does.
+printf 'load tutorials/seed/seed.wl\ncrash\nsave %s\nreset\nops\nmkdir C\nreplay\nquit\nmkdir D\n' "$T/seed-lab.wl" >"$T/session2"
+expect_exit 0 "a session that loads the seed example" -- sh -c "\"$CRASHLAB\" lab --fs ext4 --db \"$db\" <\"$T/session2\""
+lab_run=$(q "SELECT max(id) FROM runs")
+expect_grep "$T/out" "^fresh file systems with the setup of tutorials/seed/seed.wl" "load takes the seed's [setup] as the session's"
+expect_grep "$T/out" "^6 +ok +fsync A/foo" "the seed's run ops follow"
+expect_grep "$T/seed-lab.wl" "^\[setup\]$" "save writes the setup as [setup]"
+expect_grep "$T/out" "^fresh file systems .*the session is empty" "reset starts fresh file systems"
+expect_grep "$T/out" "^the session has no op yet" "after reset the session is empty"
+expect_grep "$T/out" "^1 +ok +mkdir C" "after reset ops number from 1"
+expect_grep "$T/out" "the session's ops ran again" "replay runs the session's ops again on fresh file systems"
+expect_no_grep "$T/out" "mkdir D" "quit ends the session: what follows it is not read"
+expect_exit 0 "crashlab run of the seed example on ext4" -- "$CRASHLAB" run tutorials/seed/seed.wl --fs ext4 --db "$db"
+run=$(q "SELECT max(id) FROM runs")
+a=$(verdicts "$lab_run" ext4); b=$(verdicts "$run" ext4)
+o1=$(q "SELECT o.op_id, o.section, o.text, o.ret, o.err FROM ops o JOIN fsruns f ON f.id = o.fsrun_id WHERE f.run_id = $lab_run ORDER BY 1")
+o2=$(q "SELECT o.op_id, o.section, o.text, o.ret, o.err FROM ops o JOIN fsruns f ON f.id = o.fsrun_id WHERE f.run_id = $run ORDER BY 1")
+if [ -n "$o1" ] && [ "$o1" = "$o2" ]; then ok "the lab's crash stored the seed's ops, sections and results"; else not_ok "the seed's ops differ"; diff <(echo "$o1") <(echo "$o2") | sed 's/^/    | /'; fi
+if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "ext4: the lab's crash of the seed judges as crashlab run of the seed ($(echo "$a" | wc -l) verdicts)"; else not_ok "ext4: seed verdicts differ"; diff <(echo "$a") <(echo "$b") | head -n 10 | sed 's/^/    | /'; fi
+
 # Ctrl-C in the middle of a session: the guests stop, the exit is 130.
 mkfifo "$T/fifo"
 "$CRASHLAB" lab --fs ext4 --db "$db" <"$T/fifo" >"$T/out" 2>"$T/err" &
