@@ -114,17 +114,27 @@ o2=$(q "SELECT o.op_id, o.section, o.text, o.ret, o.err FROM ops o JOIN fsruns f
 if [ -n "$o1" ] && [ "$o1" = "$o2" ]; then ok "the lab's crash stored the seed's ops, sections and results"; else not_ok "the seed's ops differ"; diff <(echo "$o1") <(echo "$o2") | sed 's/^/    | /'; fi
 if [ -n "$a" ] && [ "$a" = "$b" ]; then ok "ext4: the lab's crash of the seed judges as crashlab run of the seed ($(echo "$a" | wc -l) verdicts)"; else not_ok "ext4: seed verdicts differ"; diff <(echo "$a") <(echo "$b") | head -n 10 | sed 's/^/    | /'; fi
 
-# Ctrl-C in the middle of a session: the guests stop, the exit is 130.
+# A guest that dies mid-session: its column says so, the others go on, a
+# crash is stored for the ones up, replay brings it back; then Ctrl-C ends
+# the session with 130 and no guest left.
 mkfifo "$T/fifo"
-"$CRASHLAB" lab --fs ext4 --db "$db" <"$T/fifo" >"$T/out" 2>"$T/err" &
+"$CRASHLAB" lab --fs ext4,xfs --db "$db" <"$T/fifo" >"$T/out" 2>"$T/err" &
 pid=$!
 exec 3>"$T/fifo"
 echo 'write f "x"' >&3
 for _ in $(seq 300); do grep -q 'write f' "$T/out" && break; sleep 0.2; done
+qpid=$(pgrep -f "qemu-system.*/lab/[^ ]*-$pid/0/xfs.qcow2")
+if [ -n "$qpid" ]; then kill -9 $qpid; fi
+printf 'fsync f\ncrash\nreplay\n' >&3
+for _ in $(seq 600); do grep -q "the session's ops ran again" "$T/out" && break; sleep 0.2; done
+expect_grep "$T/out" "^2 +ok +\(down\) +fsync f" "a guest that died: its column says down, the other fs goes on"
+expect_grep "$T/err" "xfs: the recording guest is down" "the dead guest is reported"
+expect_grep "$T/out" "^crash after op 2: run [0-9]+, ext4 [0-9]+ states? \(" "the crash is stored for the file system that is up"
+expect_grep "$T/out" "^2 +ok +ok +fsync f" "replay ran the session's ops again on fresh file systems, xfs too"
 n=$(lab_guests $pid)
 kill -INT $pid
 wait $pid
 rc=$?
 exec 3>&-
 if [ $rc -eq 130 ]; then ok "Ctrl-C at the prompt ends the lab with 130"; else not_ok "Ctrl-C: exit $rc"; fi
-if [ "$n" -eq 1 ] && [ "$(lab_guests $pid)" -eq 0 ]; then ok "the guest that ran stopped with it"; else not_ok "guests: $n before, $(lab_guests $pid) after"; fi
+if [ "$n" -eq 2 ] && [ "$(lab_guests $pid)" -eq 0 ]; then ok "the guests that ran stopped with it"; else not_ok "guests: $n before, $(lab_guests $pid) after"; fi
