@@ -378,6 +378,7 @@ struct why_fact {
 	struct sbuf models, states;
 	unsigned mset;
 	int last_state;
+	size_t nstates;
 };
 
 static bool same_fact(const struct verdict *a, const struct verdict *b)
@@ -422,6 +423,7 @@ static void cmd_why(struct labcli *C, const char *path)
 				}
 				if (fa[f].last_state != st[s].idx) {
 					fa[f].last_state = st[s].idx;
+					fa[f].nstates++;
 					sbuf_addf(&fa[f].states, "%s%d (%s)", fa[f].states.len ? ", " : "", st[s].idx,
 						  st[s].kind);
 				}
@@ -435,8 +437,8 @@ static void cmd_why(struct labcli *C, const char *path)
 			const struct verdict *v = fa[f].v;
 			printf("   %-6s [%s] ", verdict_name(v->kind), v->model == MODEL_UNIVERSAL ? "universal" : fa[f].models.buf);
 			render_puts(stdout, v->reason);
-			if (nst > 1)
-				printf(" (state %s)", fa[f].states.buf);
+			if (fa[f].nstates < nst)
+				printf(" (only in state %s)", fa[f].states.buf);
 			putchar('\n');
 			if (strcmp(v->rule, "unpromised") && !strvec_has(&cited, v->rule)) {
 				strvec_push(&cited, v->rule);
