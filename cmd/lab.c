@@ -307,6 +307,20 @@ static int last_crash(struct labcli *C, struct fsrun **frs, size_t *n)
 	return 0;
 }
 
+/* Is model m one the view is under for this fs run? */
+static bool model_shown(const struct labcli *C, const struct fsrun *fr, int m)
+{
+	if (m == MODEL_UNIVERSAL)
+		return true;
+	if (C->models)
+		return C->models & (1u << m);
+	unsigned set;
+	struct errbuf e;
+	if (!fr->models || models_select(fr->models, NULL, NULL, NULL, &set, &e) < 0)
+		return false;
+	return set & (1u << m);
+}
+
 static void cmd_show_last(struct labcli *C, const char *fs)
 {
 	struct fsrun *frs;
@@ -335,14 +349,15 @@ static void cmd_show_last(struct labcli *C, const char *fs)
 		for (size_t s = 0; s < nst; s++) {
 			size_t lost = 0, broken = 0, bonus = 0;
 			for (int m = 0; m < MODEL_COUNT; m++)
-				if (frs[i].models && strstr(frs[i].models, model_name(m))) {
+				if (model_shown(C, &frs[i], m)) {
 					lost += st[s].judge.count[m][V_LOST];
 					bonus += st[s].judge.count[m][V_BONUS];
 				}
 			broken = st[s].judge.count[MODEL_UNIVERSAL][V_BROKEN];
-			printf("  state %d (%s, after op %d): %s, fsck %s, %" PRId64 " nodes; %zu LOST, %zu broken, %zu bonus\n",
+			printf("  state %d (%s, after op %d): %s, fsck %s, %" PRId64 " node%s; %zu LOST, %zu broken, %zu bonus\n",
 			       st[s].idx, st[s].kind, st[s].last_completed_op, st[s].check.mount_ok ? "mounted" : "did not mount",
-			       st[s].check.fsck_clean ? "clean" : "complained", st[s].n_nodes, lost, broken, bonus);
+			       st[s].check.fsck_clean ? "clean" : "complained", st[s].n_nodes, st[s].n_nodes == 1 ? "" : "s",
+			       lost, broken, bonus);
 			if (fs && st[s].check.mount_ok) {
 				render_tree_sort(st[s].check.nodes, st[s].check.n_nodes);
 				render_tree_text(stdout, "    ", st[s].check.nodes, st[s].check.n_nodes);
@@ -355,20 +370,6 @@ static void cmd_show_last(struct labcli *C, const char *fs)
 	if (!fs)
 		printf("trees: show FS; findings: crashlab report %" PRId64 "%s\n", C->last_run, cmd_db_arg(C->ctx));
 	crashdb_fsruns_free(frs, n);
-}
-
-/* Is model m one the view is under for this fs run? */
-static bool model_shown(const struct labcli *C, const struct fsrun *fr, int m)
-{
-	if (m == MODEL_UNIVERSAL)
-		return true;
-	if (C->models)
-		return C->models & (1u << m);
-	unsigned set;
-	struct errbuf e;
-	if (!fr->models || models_select(fr->models, NULL, NULL, NULL, &set, &e) < 0)
-		return false;
-	return set & (1u << m);
 }
 
 /* One fact of `why`: a verdict's sentence, with the models that gave it and
