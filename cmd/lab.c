@@ -63,11 +63,12 @@ static const char lab_usage[] =
 	"                 promises for it\n"
 	"  quit           stop the guests and leave (so do end of input and Ctrl-D)\n"
 	"\n"
-	"On a terminal the prompt has line editing, a history (kept in the cache) and\n"
-	"tab completion of op names and of the paths the session made. Without one,\n"
-	"lines are read from stdin with no prompt: a script is a workload's ops with\n"
-	"commands between them. A line that does not parse is reported as\n"
-	"stdin:LINE:COL with a caret under the column, and the session goes on.\n"
+	"On a terminal the prompt has line editing, a history (the cache's lab-history,\n"
+	"or the file CRASHLAB_LAB_HISTORY names) and tab completion of op names and of\n"
+	"the paths the session made. Without one, lines are read from stdin with no\n"
+	"prompt: a script is a workload's ops with commands between them. A line that\n"
+	"does not parse is reported as stdin:LINE:COL with a caret under the column,\n"
+	"and the session goes on.\n"
 	"\n"
 	"models (--model LIST, comma-separated, or 'all'): the models the marks and\n"
 	"'why' are under; default: posix and each file system's own model.\n"
@@ -840,11 +841,13 @@ int cmd_lab(int argc, char **argv, struct cmd_ctx *ctx)
 	char *hist = NULL;
 	if (C.tty) {
 		C.input = "lab";
-		char *cdir = cache_subdir("", &e);
-		if (cdir) {
+		const char *h = getenv("CRASHLAB_LAB_HISTORY");
+		char *cdir = h && *h ? NULL : cache_subdir("", &e);
+		if (h && *h)
+			hist = xstrdup(h);
+		else if (cdir)
 			hist = xasprintf("%s/lab-history", cdir);
-			free(cdir);
-		}
+		free(cdir);
 		rl_readline_name = "crashlab";
 		rl_attempted_completion_function = lab_complete;
 		completing = &C;

@@ -138,3 +138,28 @@ rc=$?
 exec 3>&-
 if [ $rc -eq 130 ]; then ok "Ctrl-C at the prompt ends the lab with 130"; else not_ok "Ctrl-C: exit $rc"; fi
 if [ "$n" -eq 2 ] && [ "$(lab_guests $pid)" -eq 0 ]; then ok "the guests that ran stopped with it"; else not_ok "guests: $n before, $(lab_guests $pid) after"; fi
+
+# On a terminal (tmux): the prompt, completion of an op name and of a path
+# the session made, the history kept in the file CRASHLAB_LAB_HISTORY names,
+# Ctrl-D ends the session with 0.
+if ! command -v tmux >/dev/null 2>&1; then
+	skip "the lab on a terminal" "tmux is not installed"
+else
+	sess="t0920-$$"
+	tmux new-session -d -s "$sess" -x 160 -y 50 \
+		"CRASHLAB_LAB_HISTORY='$T/hist' '$CRASHLAB' lab --fs ext4 --db '$db'; echo \"exit=\$?\" >'$T/tty-exit'; sleep 60"
+	screen() { tmux capture-pane -p -J -t "$sess"; }
+	wait_for() { for _ in $(seq 300); do screen | grep -qE -- "$1" && return 0; sleep 0.2; done; return 1; }
+	if wait_for '^lab> '; then ok "the prompt comes up on a terminal"; else not_ok "no prompt"; screen | tail -5 | sed 's/^/    | /'; fi
+	tmux send-keys -t "$sess" 'mkd' Tab 'Z' Enter
+	if wait_for '^1 +ok +mkdir Z'; then ok "tab completes an op name"; else not_ok "mkd<Tab> did not become mkdir"; screen | tail -5 | sed 's/^/    | /'; fi
+	tmux send-keys -t "$sess" 'write Z/f "q"' Enter
+	wait_for '^2 +ok' >/dev/null
+	tmux send-keys -t "$sess" 'fsync Z/' Tab Enter
+	if wait_for '^3 +ok +fsync Z/f'; then ok "tab completes a path the session made"; else not_ok "fsync Z/<Tab> did not become Z/f"; screen | tail -5 | sed 's/^/    | /'; fi
+	tmux send-keys -t "$sess" C-d
+	for _ in $(seq 100); do [ -s "$T/tty-exit" ] && break; sleep 0.2; done
+	if grep -q '^exit=0$' "$T/tty-exit" 2>/dev/null; then ok "Ctrl-D ends the session with 0"; else not_ok "Ctrl-D: $(cat "$T/tty-exit" 2>/dev/null)"; fi
+	if grep -q 'mkdir\\040Z\|mkdir Z' "$T/hist" 2>/dev/null; then ok "the history is kept"; else not_ok "the history file has no 'mkdir Z'"; fi
+	tmux kill-session -t "$sess" 2>/dev/null
+fi
