@@ -9,8 +9,8 @@ CFLAGS ?= -O2 -g
 WERROR ?= -Werror
 VERSION := 0.1
 
-# ncursesw: the browser (crashlab browse).
-PKGS := sqlite3 libarchive libelf libcrypto jansson ncursesw
+# ncursesw: the browser (crashlab browse); libedit: the lab's prompt (crashlab lab).
+PKGS := sqlite3 libarchive libelf libcrypto jansson ncursesw libedit
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 
@@ -134,7 +134,7 @@ example: all
 
 # Every Debian package crashlab needs. Idempotent, quiet when nothing is missing.
 DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-source-6.12 bc \
-	flex bison libelf-dev libssl-dev ccache libsqlite3-dev libarchive-dev libncurses-dev libjansson-dev \
+	flex bison libelf-dev libssl-dev ccache libsqlite3-dev libarchive-dev libncurses-dev libjansson-dev libedit-dev \
 	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux sqlite3 python3 \
 	chromium clang libclang-rt-14-dev
 

@@ -17,6 +17,8 @@ static const struct command table[] = {
 	{ "report", cmd_report, "explain a run's findings: what each model promised and what was lost",
 	  CMD_DB | CMD_STDOUT },
 	{ "compare", cmd_compare, "what each file system kept, side by side, with who promised it", CMD_DB | CMD_STDOUT },
+	{ "lab", cmd_lab, "the live lab: type ops, run each on every file system, say crash to see what each keeps",
+	  CMD_GUEST | CMD_DB | CMD_STDOUT },
 	{ "browse", cmd_browse, "browse the stored runs in a terminal: runs, the fs x state matrix, a state, two fs side by side",
 	  CMD_DB | CMD_STDOUT },
 	{ "tutorial", cmd_tutorial, "the lessons: list them, or run one and say what to notice",

@@ -221,6 +221,11 @@ const char *const wl_falloc_names[5] = { "0", "keep_size", "punch_hole", "zero_r
 const char *const wl_rename_flags[4] = { "", "noreplace", "exchange", "barrier" };
 const char *const wl_sfr_flags[3] = { "wait_before", "write", "wait_after" };
 
+const char *wl_kind_usage(enum wl_kind k)
+{
+	return (unsigned)k < WL_NKINDS ? opdefs[k].usage : "";
+}
+
 const char *wl_kind_name(enum wl_kind k)
 {
 	if ((int)k < 0 || k >= WL_NKINDS)
@@ -658,7 +663,13 @@ static int parse_op(const struct pctx *c, struct toks *t, int id, enum wl_sectio
 
 int wl_parse_line(const char *line, int id, enum wl_section section, struct wl_op *op, struct errbuf *e)
 {
-	struct pctx c = { "<line>", 1, e };
+	return wl_parse_line_at("<line>", 1, line, id, section, op, e);
+}
+
+int wl_parse_line_at(const char *file, int lineno, const char *line, int id, enum wl_section section,
+		     struct wl_op *op, struct errbuf *e)
+{
+	struct pctx c = { file, lineno, e };
 	struct toks t = { 0 };
 	if (e)
 		errbuf_clear(e);

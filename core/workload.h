@@ -132,6 +132,9 @@ struct sbuf;
 int wl_load(const char *file, struct sbuf *text, struct wl_workload *w, struct errbuf *e);
 /* Parse one op line (the agent's side); section and id are given. */
 int wl_parse_line(const char *line, int id, enum wl_section section, struct wl_op *op, struct errbuf *e);
+/* The same, its messages naming file and line ("file:line:col: what"). */
+int wl_parse_line_at(const char *file, int lineno, const char *line, int id, enum wl_section section,
+		     struct wl_op *op, struct errbuf *e);
 void wl_free(struct wl_workload *w);
 void wl_op_free(struct wl_op *op);
 /* Deep copies (free with wl_free / wl_op_free). */
@@ -149,6 +152,8 @@ extern const char *const wl_sfr_flags[3];
 
 /* The keyword of a kind ("mkdir", ...). */
 const char *wl_kind_name(enum wl_kind k);
+/* Its syntax ("mkdir P [MODE]"). */
+const char *wl_kind_usage(enum wl_kind k);
 
 /* Does op complete a durability request (fsync, fdatasync, sync, syncfs,
  * sync_file_range with WAIT_AFTER)? Does it write file data? */

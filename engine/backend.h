@@ -75,4 +75,20 @@ const struct backend *backend_qemu(void);
 /* Its recording call (engine/record.c). */
 int record_qemu(const struct backend *b, const struct record_opts *o, struct recording *rec);
 
+/* The pieces record_qemu is made of, for a recording that goes on while
+ * someone decides what to run next (crashlab lab): start a recording guest
+ * (fresh overlay and write log in o->workdir, the fs mounted, the workload
+ * session open; o->w may be NULL: rec->res is then one slot, unused), send
+ * it ops one at a time, and cut its power. Each returns 0, or -1 with
+ * rec->outcome and rec->err set; after a failure the guest is gone. */
+struct record_session;
+int record_start(const struct record_opts *o, struct recording *rec, struct record_session **out);
+/* Run op; r (may be NULL) gets its result, with log_pos the committed log
+ * entries when it returned. */
+int record_op(struct record_session *s, const struct wl_op *op, struct op_result *r);
+/* The sync that ends the setup: rec->setup_end is the committed count after it. */
+int record_setup_sync(struct record_session *s);
+/* The power cut (SIGKILL), the console kept beside the log; NULL is fine. */
+void record_stop(struct record_session *s);
+
 #endif

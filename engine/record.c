@@ -111,13 +111,20 @@ static void reply_words(uint8_t type, const struct sbuf *sb, char *out, size_t n
 	sbuf_free(&e);
 }
 
-int record_qemu(const struct backend *b, const struct record_opts *o, struct recording *rec)
+/* A recording guest that is up: its VM, the recording it fills, and how
+ * many requests it was sent. */
+struct record_session {
+	struct vm vm;
+	struct recording *rec;
+	int up;                  /* the guest runs */
+};
+
+int record_start(const struct record_opts *o, struct recording *rec, struct record_session **sp)
 {
-	(void)b;
 	memset(rec, 0, sizeof(*rec));
-	double t0 = now_s();
+	*sp = NULL;
 	const struct wl_workload *w = o->w;
-	rec->res = xcalloc(w->n ? w->n : 1, sizeof(*rec->res));
+	rec->res = xcalloc(w && w->n ? w->n : 1, sizeof(*rec->res));
 	rec->log_path = xasprintf("%s/%s.log", o->workdir, o->fs);
 	rec->base = img_base_ensure(o->fs, o->size, o->mkfs_opts, &rec->err);
 	if (!rec->base) {
@@ -136,6 +143,8 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 	}
 	close(lfd);
 
+	struct record_session *s = xcalloc(1, sizeof(*s));
+	s->rec = rec;
 	struct vm_config cfg = *o->guest;
 	memset(&cfg.drives, 0, sizeof(cfg.drives));
 	strvec_pushf(&cfg.drives,
@@ -151,12 +160,14 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 	/* An error writing the log (the host's disk full) reaches the guest as
 	 * an I/O error instead of pausing it; host_disk_full() says why. */
 	cfg.drive_opts = "werror=report,rerror=report";
-	struct vm vm;
-	enum vm_outcome out = vm_start(&vm, &cfg);
-	rec->qemu_cmdline = strvec_join_quoted(&vm.argv);
+	enum vm_outcome out = vm_start(&s->vm, &cfg);
+	rec->qemu_cmdline = strvec_join_quoted(&s->vm.argv);
 	strvec_free(&cfg.drives);
-	if (out != VM_OK)
-		return fail(rec, &vm, out, "the recording guest did not start");
+	if (out != VM_OK) {
+		fail(rec, &s->vm, out, "the recording guest did not start");
+		free(s);
+		return -1;
+	}
 
 	/* Mount the file system under test. */
 	struct sbuf sb = SBUF_INIT;
@@ -165,87 +176,146 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 				    o->mount_opts && *o->mount_opts ? o->mount_opts : "");
 	char *argv[] = { "sh", "-c", mount_cmd, NULL };
 	int status = -1;
-	out = vm_run(&vm, argv, &sb, 0, &status);
+	out = vm_run(&s->vm, argv, &sb, 0, &status);
 	free(mount_cmd);
 	if (out != VM_OK) {
 		sbuf_free(&sb);
-		return fail(rec, &vm, out, "the guest failed while mounting");
+		fail(rec, &s->vm, out, "the guest failed while mounting");
+		free(s);
+		return -1;
 	}
 	if (status != 0) {
 		char msg[400];
 		snprintf(msg, sizeof(msg), "%.*s", (int)strcspn(sb.buf, "\n"), sb.buf);
 		sbuf_free(&sb);
-		return fail(rec, &vm, VM_OK, "cannot mount %s in the recording guest: %s", o->fs, msg);
+		fail(rec, &s->vm, VM_OK, "cannot mount %s in the recording guest: %s", o->fs, msg);
+		free(s);
+		return -1;
 	}
 
 	/* The workload session. */
 	char *sess = xasprintf("dir=/mnt/test\nfbarrier=%ld\nfdatabarrier=%ld\n", o->nr_fbarrier,
 			       o->nr_fdatabarrier);
 	uint8_t type = 0;
-	out = vm_request(&vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
+	out = vm_request(&s->vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
 	free(sess);
 	if (out != VM_OK || type != PROTO_MSG_RESULT) {
 		char words[1000] = "";
 		if (out == VM_OK)
 			reply_words(type, &sb, words, sizeof(words));
 		sbuf_free(&sb);
-		return fail(rec, &vm, out, "the agent refused the workload session%s%s", *words ? ": " : "", words);
+		fail(rec, &s->vm, out, "the agent refused the workload session%s%s", *words ? ": " : "", words);
+		free(s);
+		return -1;
 	}
+	sbuf_free(&sb);
+	s->up = 1;
+	*sp = s;
+	return 0;
+}
 
+int record_op(struct record_session *s, const struct wl_op *op, struct op_result *r)
+{
+	struct recording *rec = s->rec;
+	char line[8192];
+	struct sbuf sb = SBUF_INIT;
+	uint8_t type = 0;
+	if (!s->up)
+		return errbuf_set(&rec->err, EXIT_GUEST, "the recording guest is not running");
+	wl_format(op, line, sizeof(line));
+	enum vm_outcome out = vm_request(&s->vm, PROTO_MSG_OP, (uint16_t)op->section, (uint32_t)op->id, line,
+					 (uint32_t)strlen(line), 0, &type, &sb);
+	if (out != VM_OK) {
+		sbuf_free(&sb);
+		s->up = 0;
+		return fail(rec, &s->vm, out, "the guest failed during op '%s'", line);
+	}
+	char words[1000];
+	if (type != PROTO_MSG_RESULT) {
+		reply_words(type, &sb, words, sizeof(words));
+		sbuf_free(&sb);
+		s->up = 0;
+		return fail(rec, &s->vm, VM_OK, "the agent could not run op '%s': %s", line, words);
+	}
+	char full[600];
+	if (host_disk_full(rec->log_path, full, sizeof(full))) {
+		sbuf_free(&sb);
+		s->up = 0;
+		fail(rec, &s->vm, VM_OK, "%s", full);
+		rec->err.code = EXIT_CANTCREAT;
+		return -1;
+	}
+	int64_t pos = 0;
+	read_committed(rec->log_path, &pos);
+	struct op_result tmp;
+	if (!r)
+		r = &tmp;
+	if (proto_result_parse(sb.buf, sb.len, r) < 0) {
+		reply_words(type, &sb, words, sizeof(words));
+		sbuf_free(&sb);
+		s->up = 0;
+		return fail(rec, &s->vm, VM_OK, "the agent's result of op '%s' is malformed: %s", line, words);
+	}
+	sbuf_free(&sb);
+	r->log_pos = pos;
+	return 0;
+}
+
+/* The sync that ends the setup: setup_end is the committed count after it. */
+int record_setup_sync(struct record_session *s)
+{
+	struct wl_op sync_op = { .kind = WL_SYNC, .section = WL_SETUP, .off = -1, .len = -1 };
+	struct op_result r;
+	if (record_op(s, &sync_op, &r) < 0)
+		return -1;
+	s->rec->setup_end = r.log_pos;
+	return 0;
+}
+
+void record_stop(struct record_session *s)
+{
+	if (!s)
+		return;
+	if (s->up) {
+		/* The power cut. */
+		vm_kill(&s->vm);
+		keep_console(s->rec, &s->vm);
+		vm_free(&s->vm);
+	}
+	free(s);
+}
+
+int record_qemu(const struct backend *b, const struct record_opts *o, struct recording *rec)
+{
+	(void)b;
+	double t0 = now_s();
+	const struct wl_workload *w = o->w;
+	struct record_session *s;
+	if (record_start(o, rec, &s) < 0)
+		return -1;
 	for (size_t i = 0; i <= w->n; i++) {
 		/* After the last setup op (i == nsetup) comes the setup's sync. */
 		bool setup_sync = i == w->nsetup;
-		char line[8192];
-		struct wl_op sync_op = { .kind = WL_SYNC, .section = WL_SETUP, .off = -1, .len = -1 };
-		const struct wl_op *op = setup_sync ? &sync_op : &w->ops[i < w->nsetup ? i : i - 1];
-		wl_format(op, line, sizeof(line));
+		const struct wl_op *op = setup_sync ? NULL : &w->ops[i < w->nsetup ? i : i - 1];
 		if (o->progress) {
 			/* numbered as show numbers ops: the setup's sync is not one of them */
 			char step[8300];
-			if (setup_sync)
+			if (setup_sync) {
 				snprintf(step, sizeof(step), "the setup's sync");
-			else
+			} else {
+				char line[8192];
+				wl_format(op, line, sizeof(line));
 				snprintf(step, sizeof(step), "op %d/%zu: %s", op->id, w->n, line);
+			}
 			o->progress(o->ctx, i, w->n + 1, step);
 		}
-		out = vm_request(&vm, PROTO_MSG_OP, (uint16_t)op->section, (uint32_t)op->id, line,
-				     (uint32_t)strlen(line), 0, &type, &sb);
-		if (out != VM_OK) {
-			sbuf_free(&sb);
-			return fail(rec, &vm, out, "the guest failed during op '%s'", line);
-		}
-		char words[1000];
-		if (type != PROTO_MSG_RESULT) {
-			reply_words(type, &sb, words, sizeof(words));
-			sbuf_free(&sb);
-			return fail(rec, &vm, VM_OK, "the agent could not run op '%s': %s", line, words);
-		}
-		char full[600];
-		if (host_disk_full(rec->log_path, full, sizeof(full))) {
-			sbuf_free(&sb);
-			fail(rec, &vm, VM_OK, "%s", full);
-			rec->err.code = EXIT_CANTCREAT;
+		int r = setup_sync ? record_setup_sync(s) : record_op(s, op, &rec->res[i < w->nsetup ? i : i - 1]);
+		if (r < 0) {
+			record_stop(s);
 			return -1;
 		}
-		int64_t pos = 0;
-		read_committed(rec->log_path, &pos);
-		if (setup_sync) {
-			rec->setup_end = pos;
-			continue;
-		}
-		struct op_result *r = &rec->res[i < w->nsetup ? i : i - 1];
-		if (proto_result_parse(sb.buf, sb.len, r) < 0) {
-			reply_words(type, &sb, words, sizeof(words));
-			sbuf_free(&sb);
-			return fail(rec, &vm, VM_OK, "the agent's result of op '%s' is malformed: %s", line, words);
-		}
-		r->log_pos = pos;
 	}
-	sbuf_free(&sb);
-	/* The power cut. */
-	vm_kill(&vm);
-	keep_console(rec, &vm);
-	vm_free(&vm);
+	record_stop(s);
 	rec->outcome = VM_OK;
 	rec->ms = (now_s() - t0) * 1000;
 	return 0;

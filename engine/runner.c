@@ -85,6 +85,7 @@ struct fsloop {
 	struct fs_summary *sum;
 	struct judge_run jr;
 	struct trees trees;
+	uint64_t last_flush;       /* the point of the last flush state: just after the log's last flush */
 };
 
 static void fail_fs(struct fsloop *L, const char *outcome, int code, const char *msg)
@@ -268,6 +269,27 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 	return r;
 }
 
+/* A power cut now (run_params.cut_now): keep the final state, the last
+ * flush's and, with cut_since_op >= 0, those in which that op had completed;
+ * renumber them. */
+static void cut_now(struct fsloop *L, struct crash_state *st, size_t *n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < *n; i++) {
+		int keep = !strcmp(st[i].kind, "final") || st[i].point >= L->last_flush ||
+			   (L->p->cut_since_op >= 0 && last_completed(&L->fr, st[i].point) >= L->p->cut_since_op);
+		if (!keep) {
+			wlog_spec_free(&st[i].spec);
+			free(st[i].text);
+			continue;
+		}
+		st[k] = st[i];
+		st[k].idx = (int)k;
+		k++;
+	}
+	*n = k;
+}
+
 /* The recording's write log: its summary and its crash states. 0, or the exit code of a failure (fail_fs done). */
 static int read_log(struct fsloop *L, struct crash_state **states, size_t *nstates)
 {
@@ -288,6 +310,13 @@ static int read_log(struct fsloop *L, struct crash_state **states, size_t *nstat
 	}
 	struct wlog_counts ls;
 	wlog_count(&log, 0, log.n, &ls);
+	L->last_flush = (uint64_t)L->fr.setup_end;
+	for (size_t i = log.n; i > 0; i--)
+		if (log.e[i - 1].flags & WLOG_FLUSH) {
+			if (i > L->last_flush)
+				L->last_flush = i;
+			break;
+		}
 	L->fr.log = (struct log_summary){ (int64_t)log.n, (int64_t)log.committed, (int64_t)ls.flushes,
 					  (int64_t)ls.writes, (int64_t)ls.discards, (int64_t)ls.bytes_written,
 					  log.dropped };
@@ -300,6 +329,8 @@ static int read_log(struct fsloop *L, struct crash_state **states, size_t *nstat
 	}
 	wlog_close(&log);
 	close(lfd);
+	if (!rc && p->cut_now)
+		cut_now(L, *states, nstates);
 	return rc;
 }
 

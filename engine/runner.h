@@ -30,6 +30,13 @@ struct run_params {
 	const char *workdir;                /* overlays (removed) and write logs (kept) */
 	const char *models;                 /* --model list (NULL: the default per fs, judge/models.h) */
 	long nr_fbarrier, nr_fdatabarrier;  /* the barrier calls' syscall numbers, -1 when none */
+	/* A power cut now (crashlab lab's crash): of the enumerated states keep
+	 * only the final one and the last flush's (the two ends of what the
+	 * disk may hold now), and with since_op >= 0 also every state in which
+	 * op since_op or a later one had completed (0: every state). The kept
+	 * states are numbered 0.. again. */
+	int cut_now;
+	int cut_since_op;
 };
 
 /* What a resumed fs run already has (crashlab run --resume): its stored

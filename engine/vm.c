@@ -353,6 +353,26 @@ struct sink {
 	struct sbuf *collect;
 };
 
+/* proto_send to a guest that may have died: the write then fails with
+ * EPIPE instead of the SIGPIPE killing crashlab (the live lab goes on
+ * when one of its guests dies; a run reports the guest's outcome). */
+static int send_frame(int fd, uint8_t type, uint16_t flags, uint32_t seq, const void *data, uint32_t len)
+{
+	sigset_t pipe_set, old;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, &old);
+	int r = proto_send(fd, type, flags, seq, data, len);
+	int saved = errno;
+	if (r < 0 && saved == EPIPE) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&pipe_set, NULL, &zero); /* the SIGPIPE that write raised */
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	errno = saved;
+	return r;
+}
+
 /*
  * Send one request and wait for its answer. OUT frames are streamed to the
  * sink; the final frame (EXIT, RESULT, STATE or ERROR) is returned in
@@ -362,7 +382,7 @@ static enum vm_outcome request(struct vm *vm, uint8_t type, uint16_t flags, uint
 				const void *payload, uint32_t len, struct sink *sink, double timeout_s,
 				uint8_t *reply_type, struct sbuf *reply)
 {
-	if (vm->chan < 0 || proto_send(vm->chan, type, flags, seq, payload, len) < 0) {
+	if (vm->chan < 0 || send_frame(vm->chan, type, flags, seq, payload, len) < 0) {
 		qemu_exited(vm);
 		return exit_outcome(vm, true);
 	}
@@ -502,7 +522,7 @@ void vm_stop(struct vm *vm)
 	if (vm->pid <= 0)
 		return;
 	if (vm->chan >= 0)
-		proto_send(vm->chan, PROTO_MSG_SHUTDOWN, 0, 0, NULL, 0);
+		send_frame(vm->chan, PROTO_MSG_SHUTDOWN, 0, 0, NULL, 0);
 	double deadline = now_s() + STOP_TIMEOUT_S * vm->slowdown;
 	while (now_s() < deadline && !intr_pending()) {
 		console_drain(vm);

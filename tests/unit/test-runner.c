@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -88,6 +89,7 @@ struct fake {
 	int records;             /* recordings made */
 	int lose_rename;         /* the final tree has the new A/foo but not A/bar (what f2fs keeps) */
 	int starts, checks;      /* how often a checker started, states it was asked */
+	const char *log;         /* the fixture log's entries, NULL: "wwFwFwF" */
 };
 
 static int fake_record(const struct backend *b, const struct record_opts *o, struct recording *rec)
@@ -110,7 +112,7 @@ static int fake_record(const struct backend *b, const struct record_opts *o, str
 		return errbuf_set(&rec->err, EXIT_PANIC, "the recording guest did not start: guest kernel panic: test");
 	}
 	/* setup: w w F (committed 3) | run: rename, write -> w F (5) | fsync -> w F (7) */
-	if (write_log(rec->log_path, "wwFwFwF") < 0)
+	if (write_log(rec->log_path, f->log ? f->log : "wwFwFwF") < 0)
 		return errbuf_errno(&rec->err, errno, "cannot write the fixture log");
 	/* ret, err, ino, ino2, ms, log_pos of mkdir A, write A/foo, sync, rename, write, fsync */
 	static const struct op_result res[] = { { 0, 0, 10, 0, 1, 0 }, { 5, 0, 11, 0, 1, 0 }, { 0, 0, 0, 0, 1, 3 },
@@ -308,6 +310,56 @@ TEST(loop_through_a_sink)
 	CHECK(!strcmp(s.run.status, "ok") && s.run.exit_code == 0, "the run's status is ok");
 	sbuf_free(&m.calls);
 	teardown(&s);
+}
+
+/* crashlab lab's crash: only the states of a power cut at the end of the log. */
+static int kinds(void *ctx, const struct fsrun *f, struct state_result *st, struct errbuf *e)
+{
+	sbuf_addf(ctx, "%d:%s@%" PRId64 " ", st->idx, st->kind, st->point);
+	return 0;
+}
+
+TEST(a_power_cut_now)
+{
+	struct setup s;
+	struct sbuf got = SBUF_INIT;
+	struct sink sink = { .ctx = &got, .state = kinds };
+	/* a write cached after the last flush: the last flush's state and the final one */
+	setup(&s, dir);
+	s.fake.log = "wwFwFwFw";
+	s.params.cut_now = 1;
+	s.params.cut_since_op = -1;
+	runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
+	CHECK(!strcmp(got.buf, "0:flush@7 1:final@8 "), "the last flush's state and the final one, numbered from 0 (%s)",
+	      got.buf);
+	teardown(&s);
+	/* nothing after the last flush: the final state is the last flush's */
+	sbuf_reset(&got);
+	setup(&s, dir);
+	s.params.cut_now = 1;
+	s.params.cut_since_op = -1;
+	runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
+	CHECK(!strcmp(got.buf, "0:final@7 "), "one state when the log ends with a flush (%s)", got.buf);
+	teardown(&s);
+	/* crash all since op 6: the states in which op 6 had completed */
+	sbuf_reset(&got);
+	setup(&s, dir);
+	s.fake.log = "wwFwFwFw";
+	s.params.cut_now = 1;
+	s.params.cut_since_op = 6;
+	runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
+	CHECK(!strcmp(got.buf, "0:flush@7 1:final@8 "), "since op 6: its flush and the final state (%s)", got.buf);
+	teardown(&s);
+	/* crash all, the first: every state */
+	sbuf_reset(&got);
+	setup(&s, dir);
+	s.fake.log = "wwFwFwFw";
+	s.params.cut_now = 1;
+	s.params.cut_since_op = 0;
+	runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
+	CHECK(!strcmp(got.buf, "0:flush@3 1:flush@5 2:flush@7 3:final@8 "), "since op 0: every state (%s)", got.buf);
+	teardown(&s);
+	sbuf_free(&got);
 }
 
 TEST(a_state_that_kills_the_checker)
