@@ -210,6 +210,21 @@ else
 	fi
 fi
 
+# A promise LOST: no real run in the fixture has one, so a copy gets one by
+# hand (btrfs state 0's btrfs verdict on A/foo). Its cell is L in colour
+# pair 4; with NO_COLOR the same L, uncoloured.
+LOSTDB=$T/lost.db
+cp "$DB" "$LOSTDB"
+sqlite3 "$LOSTDB" "UPDATE verdicts SET verdict = 'LOST', reason = 'LOST: made by hand for this test'
+	WHERE id = (SELECT v.id FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id
+		WHERE f.run_id = 1 AND f.fs = 'btrfs' AND s.idx = 0 AND v.model = 'btrfs' AND v.verdict = 'gone' LIMIT 1);"
+env -u NO_COLOR timeout 60 "$CRASHLAB" browse --db "$LOSTDB" 1 --keys 'q' >"$T/lost" 2>&1 </dev/null
+expect_grep "$T/lost" '^btrfs   L = \+$' "a state with a promise LOST is L in the matrix"
+expect_grep "$T/lost" '^~  6         4 1 2$' "the L cell has the LOST colour (pair 4)"
+NO_COLOR=1 timeout 60 "$CRASHLAB" browse --db "$LOSTDB" 1 --keys 'q' >"$T/lost-nc" 2>&1 </dev/null
+expect_grep "$T/lost-nc" '^btrfs   L = \+$' "NO_COLOR: the L is there"
+expect_no_grep "$T/lost-nc" '^~ +[0-9]+ .*[1-6]' "NO_COLOR: no colour pair on any row"
+
 # --help teaches the screens, the keys and the matrix's characters.
 "$CRASHLAB" browse --help >"$T/help" 2>&1
 if grep -q "L  a promise of a selected model LOST" "$T/help" && grep -q "!  only a program assuming" "$T/help" &&
