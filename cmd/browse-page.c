@@ -338,6 +338,23 @@ static void state_title(struct bline *l, const struct fsview *f, const struct st
 	}
 }
 
+/* The state's title on l, then on a new line its verdict character and
+ * words ("  ! only a program assuming in-order persistence loses"); returns
+ * that line, for the caller to go on. */
+static struct bline *state_head(struct bpage *p, struct bline *l, const struct fsview *f,
+				const struct state_result *s)
+{
+	state_title(l, f, s);
+	l = bpage_line(p);
+	char ch;
+	report_state_class(f, s, &ch);
+	bline_puts(l, BS_PLAIN, "  ");
+	bline_put(l, browse_class_style(ch), &ch, 1);
+	bline_puts(l, BS_PLAIN, " ");
+	bline_puts(l, BS_PLAIN, class_words(ch));
+	return l;
+}
+
 static void count_line(struct bpage *p, const struct state_result *s, int m, const char *name, bool reported)
 {
 	const size_t *c = s->judge.count[m];
@@ -383,14 +400,7 @@ void browse_page_cell(struct bpage *p, const struct brun *r, size_t fs, size_t s
 		return;
 	}
 	const struct state_result *s = &f->st[st];
-	state_title(l, f, s);
-	l = bpage_line(p);
-	char ch;
-	report_state_class(f, s, &ch);
-	bline_puts(l, BS_PLAIN, "  ");
-	bline_put(l, browse_class_style(ch), &ch, 1);
-	bline_puts(l, BS_PLAIN, " ");
-	bline_puts(l, BS_PLAIN, class_words(ch));
+	l = state_head(p, l, f, s);
 	bline_printf(l, BS_PLAIN, "; mount %s, fsck %s", s->check.mount_ok ? "ok" : "failed", fsck_word(&s->check));
 	if (!s->judge.judged)
 		return;
@@ -606,14 +616,7 @@ void browse_page_state(struct bpage *p, const struct brun *r, size_t fs, size_t 
 	const struct fsview *f = &r->fv[fs];
 	const struct state_result *s = &f->st[st];
 	struct bline *l = bpage_line(p);
-	state_title(l, f, s);
-	l = bpage_line(p);
-	char ch;
-	report_state_class(f, s, &ch);
-	bline_puts(l, BS_PLAIN, "  ");
-	bline_put(l, browse_class_style(ch), &ch, 1);
-	bline_puts(l, BS_PLAIN, " ");
-	bline_puts(l, BS_PLAIN, class_words(ch));
+	l = state_head(p, l, f, s);
 	l = bpage_line(p);
 	bline_printf(l, BS_PLAIN, "  crash point %" PRId64 " (log position), mount %s, fsck %s", s->point,
 		     s->check.mount_ok ? "ok" : "failed", fsck_word(&s->check));

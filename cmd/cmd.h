@@ -69,6 +69,8 @@ long long cmd_size(struct cmd_ctx *ctx, const char *arg);
 void cmd_fs_list(struct cmd_ctx *ctx, const char *list, struct strvec *out);
 /* A fresh private directory under $TMPDIR (or /tmp) named crashlab-WHAT.XXXXXX (malloc'd); dies when impossible. */
 char *cmd_tmpdir(const char *what);
+/* Now in UTC as the database stores times (2026-01-31T12:00:00Z); free it. */
+char *cmd_utc_now(void);
 
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/fs.h"
 #include "crashdb/crashdb.h"
@@ -151,4 +152,14 @@ char *cmd_tmpdir(const char *what)
 	if (!mkdtemp(dir))
 		die_code(exit_for_errno(errno), "cannot create a directory like '%s': %s", dir, errno_advice(errno));
 	return dir;
+}
+
+char *cmd_utc_now(void)
+{
+	char buf[32];
+	time_t t = time(NULL);
+	struct tm tm;
+	gmtime_r(&t, &tm);
+	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return xstrdup(buf);
 }

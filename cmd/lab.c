@@ -102,16 +102,6 @@ struct labcli {
 	bool tty;
 };
 
-static char *utc_now(void)
-{
-	char buf[32];
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return xstrdup(buf);
-}
-
 static void print_header(struct labcli *C)
 {
 	printf("%-5s", "op");
@@ -215,7 +205,7 @@ static void cmd_crash(struct labcli *C, bool all)
 	char key[65];
 	struct errbuf ke;
 	struct run_info run = {
-		.started_at = utc_now(), .cmdline = xstrdup(C->cmdline), .accel = xstrdup(C->guest->accel),
+		.started_at = cmd_utc_now(), .cmdline = xstrdup(C->cmdline), .accel = xstrdup(C->guest->accel),
 		.kernel_version = xstrdup(kver ? kver : ""),
 		.kernel_key = C->ctx->kernel ? xasprintf("user:%s", C->ctx->kernel)
 					     : xstrdup(kbuild_key(&ko, key, &ke) == 0 ? key : ""),
@@ -813,7 +803,7 @@ int cmd_lab(int argc, char **argv, struct cmd_ctx *ctx)
 	char *labs = cache_subdir("lab", &e);
 	if (!labs)
 		die_err(&e);
-	char *now = utc_now();
+	char *now = cmd_utc_now();
 	char *workdir = xasprintf("%s/%s-%d", labs, now, (int)getpid());
 	free(now);
 	if (mkdir_p(workdir, 0755) < 0)

@@ -107,16 +107,6 @@ static void check_opts_list(const char *cmd, const struct strvec *list, const ch
 	}
 }
 
-static char *utc_now(void)
-{
-	char buf[32];
-	time_t t = time(NULL);
-	struct tm tm;
-	gmtime_r(&t, &tm);
-	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-	return xstrdup(buf);
-}
-
 /* The kernel's cache key, or "user:<path>" for --kernel. */
 static char *kernel_key_of(const char *user_kernel)
 {
@@ -328,7 +318,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		db = cmd_db_open(ctx);
 		const char *kver = kernel_version(guest.kernel);
 		run = (struct run_info){
-			.started_at = utc_now(), .cmdline = cmdline, .accel = xstrdup(guest.accel),
+			.started_at = cmd_utc_now(), .cmdline = cmdline, .accel = xstrdup(guest.accel),
 			.kernel_version = xstrdup(kver ? kver : ""), .kernel_key = kernel_key_of(ctx->kernel),
 			.workload_file = xstrdup(file), .workload_text = xstrdup(text.buf), .crash_mode = xstrdup(a.crash),
 			.seed = a.seed, .max_states = a.max_states, .torn = a.torn, .status = xstrdup("running"),

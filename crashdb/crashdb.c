@@ -371,23 +371,34 @@ static int check_identity(struct crashdb *db, struct errbuf *e)
 	return 0;
 }
 
-int crashdb_open(const char *path, struct crashdb **out, struct errbuf *e)
+/* A handle on the file PATH opened with sqlite's FLAGS; when it cannot be
+ * opened, db->db is NULL and e says why (CODE when the system gave no
+ * reason). Either way the caller closes it with crashdb_close. */
+static struct crashdb *db_open_file(const char *path, int flags, int code, struct errbuf *e)
 {
 	struct crashdb *db = xcalloc(1, sizeof(*db));
 	db->path = xstrdup(path);
+	int rc = sqlite3_open_v2(path, &db->db, flags, NULL);
+	if (rc == SQLITE_OK)
+		return db;
+	int sys = db->db ? sqlite3_system_errno(db->db) : 0;
+	if (sys == EISDIR)
+		errbuf_set(e, EXIT_DATAERR, "'%s' is a directory, not a database; give a file with --db", path);
+	else if (sys)
+		errbuf_errno(e, sys, "cannot open '%s'", path);
+	else
+		errbuf_set(e, code, "cannot open '%s': %s", path, db->db ? sqlite3_errmsg(db->db) : sqlite3_errstr(rc));
+	sqlite3_close(db->db);
+	db->db = NULL;
+	return db;
+}
+
+int crashdb_open(const char *path, struct crashdb **out, struct errbuf *e)
+{
 	*out = NULL;
-	int rc = sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
-	if (rc != SQLITE_OK) {
-		int sys = db->db ? sqlite3_system_errno(db->db) : 0;
-		if (sys == EISDIR)
-			errbuf_set(e, EXIT_DATAERR, "'%s' is a directory, not a database; give a file with --db", path);
-		else if (sys)
-			errbuf_errno(e, sys, "cannot open '%s'", path);
-		else
-			errbuf_set(e, EXIT_CANTCREAT, "cannot open '%s': %s", path,
-				   db->db ? sqlite3_errmsg(db->db) : sqlite3_errstr(rc));
+	struct crashdb *db = db_open_file(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, EXIT_CANTCREAT, e);
+	if (!db->db)
 		goto fail;
-	}
 	/* Test hook: CRASHLAB_TEST_DB_BUSY_MS=N waits N ms for a lock instead
 	 * of 30 s, so the tests can hold one past the wait. */
 	const char *busy = getenv("CRASHLAB_TEST_DB_BUSY_MS");
@@ -424,20 +435,9 @@ int crashdb_open_readonly(const char *path, struct crashdb **out, struct errbuf 
 	if (!file_exists(path))
 		return errbuf_set(e, EXIT_NOINPUT, "database '%s' does not exist; 'crashlab run' makes it, or name one "
 				  "with --db", path);
-	struct crashdb *db = xcalloc(1, sizeof(*db));
-	db->path = xstrdup(path);
-	int rc = sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READONLY, NULL);
-	if (rc != SQLITE_OK) {
-		int sys = db->db ? sqlite3_system_errno(db->db) : 0;
-		if (sys == EISDIR)
-			errbuf_set(e, EXIT_DATAERR, "'%s' is a directory, not a database; give a file with --db", path);
-		else if (sys)
-			errbuf_errno(e, sys, "cannot open '%s'", path);
-		else
-			errbuf_set(e, EXIT_NOINPUT, "cannot open '%s': %s", path,
-				   db->db ? sqlite3_errmsg(db->db) : sqlite3_errstr(rc));
+	struct crashdb *db = db_open_file(path, SQLITE_OPEN_READONLY, EXIT_NOINPUT, e);
+	if (!db->db)
 		goto fail;
-	}
 	db->busy_ms = BUSY_TIMEOUT_MS;
 	sqlite3_busy_timeout(db->db, db->busy_ms);
 	if (check_identity(db, e) < 0)

@@ -321,44 +321,32 @@ static int kinds(void *ctx, const struct fsrun *f, struct state_result *st, stru
 
 TEST(a_power_cut_now)
 {
-	struct setup s;
+	static const struct {
+		const char *log;   /* NULL: the fixture's own log */
+		int since_op;      /* -1: crash; N: crash all since op N */
+		const char *want, *what;
+	} cases[] = {
+		{ "wwFwFwFw", -1, "0:flush@7 1:final@8 ", 
+		  "a write cached after the last flush: the last flush's state and the final one, numbered from 0" },
+		{ NULL, -1, "0:final@7 ", "nothing after the last flush: one state" },
+		{ "wwFwFwFw", 6, "0:flush@7 1:final@8 ",
+		  "crash all since op 6: the states in which op 6 had completed" },
+		{ "wwFwFwFw", 0, "0:flush@3 1:flush@5 2:flush@7 3:final@8 ", "crash all, the first: every state" },
+	};
 	struct sbuf got = SBUF_INIT;
 	struct sink sink = { .ctx = &got, .state = kinds };
-	/* a write cached after the last flush: the last flush's state and the final one */
-	setup(&s, dir);
-	s.fake.log = "wwFwFwFw";
-	s.params.cut_now = 1;
-	s.params.cut_since_op = -1;
-	runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
-	CHECK(!strcmp(got.buf, "0:flush@7 1:final@8 "), "the last flush's state and the final one, numbered from 0 (%s)",
-	      got.buf);
-	teardown(&s);
-	/* nothing after the last flush: the final state is the last flush's */
-	sbuf_reset(&got);
-	setup(&s, dir);
-	s.params.cut_now = 1;
-	s.params.cut_since_op = -1;
-	runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
-	CHECK(!strcmp(got.buf, "0:final@7 "), "one state when the log ends with a flush (%s)", got.buf);
-	teardown(&s);
-	/* crash all since op 6: the states in which op 6 had completed */
-	sbuf_reset(&got);
-	setup(&s, dir);
-	s.fake.log = "wwFwFwFw";
-	s.params.cut_now = 1;
-	s.params.cut_since_op = 6;
-	runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
-	CHECK(!strcmp(got.buf, "0:flush@7 1:final@8 "), "since op 6: its flush and the final state (%s)", got.buf);
-	teardown(&s);
-	/* crash all, the first: every state */
-	sbuf_reset(&got);
-	setup(&s, dir);
-	s.fake.log = "wwFwFwFw";
-	s.params.cut_now = 1;
-	s.params.cut_since_op = 0;
-	runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
-	CHECK(!strcmp(got.buf, "0:flush@3 1:flush@5 2:flush@7 3:final@8 "), "since op 0: every state (%s)", got.buf);
-	teardown(&s);
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct setup s;
+		sbuf_reset(&got);
+		setup(&s, dir);
+		if (cases[k].log)
+			s.fake.log = cases[k].log;
+		s.params.cut_now = 1;
+		s.params.cut_since_op = cases[k].since_op;
+		runner_run(&s.params, s.fs, 1, &s.run, &sink, s.sums, &s.e);
+		CHECK(!strcmp(got.buf, cases[k].want), "%s (%s)", cases[k].what, got.buf);
+		teardown(&s);
+	}
 	sbuf_free(&got);
 }
 
