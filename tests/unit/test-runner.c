@@ -326,7 +326,7 @@ TEST(a_power_cut_now)
 		int since_op;      /* -1: crash; N: crash all since op N */
 		const char *want, *what;
 	} cases[] = {
-		{ "wwFwFwFw", -1, "0:flush@7 1:final@8 ", 
+		{ "wwFwFwFw", -1, "0:flush@7 1:final@8 ",
 		  "a write cached after the last flush: the last flush's state and the final one, numbered from 0" },
 		{ NULL, -1, "0:final@7 ", "nothing after the last flush: one state" },
 		{ "wwFwFwFw", 6, "0:flush@7 1:final@8 ",
