@@ -11,6 +11,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,9 +74,13 @@ static const char lab_usage[] =
 	"models (--model LIST, comma-separated, or 'all'): the models the marks and\n"
 	"'why' are under; default: posix and each file system's own model.\n"
 	"\n"
+	"Ctrl-C at the prompt drops the line being typed. Ctrl-C while an op or a\n"
+	"crash runs, or SIGTERM, ends the session: the guests are stopped and each\n"
+	"crash stored so far stays.\n"
+	"\n"
 	"exit status: 0 when the session ended (quit, end of input), 130 (143) when it\n"
-	"was interrupted (Ctrl-C, SIGTERM: the guests are stopped; each crash stored so\n"
-	"far stays), a guest failure's code when no recording guest could start.\n"
+	"was interrupted (Ctrl-C, SIGTERM), a guest failure's code when no recording\n"
+	"guest could start.\n"
 	"\n"
 	"example:\n"
 	"  crashlab lab --fs ext4,btrfs\n"
@@ -851,6 +856,14 @@ int cmd_lab(int argc, char **argv, struct cmd_ctx *ctx)
 		char *line = NULL;
 		if (C.tty) {
 			line = readline("lab> ");
+			/* Ctrl-C at the prompt drops the line being typed, as a
+			 * shell does; SIGTERM and SIGHUP still end the session. */
+			if (intr_pending() == SIGINT) {
+				free(line);
+				intr_clear();
+				putchar('\n');
+				continue;
+			}
 			if (!line)
 				break;
 		} else {

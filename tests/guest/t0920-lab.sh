@@ -140,8 +140,8 @@ if [ $rc -eq 130 ]; then ok "Ctrl-C at the prompt ends the lab with 130"; else n
 if [ "$n" -eq 2 ] && [ "$(lab_guests $pid)" -eq 0 ]; then ok "the guests that ran stopped with it"; else not_ok "guests: $n before, $(lab_guests $pid) after"; fi
 
 # On a terminal (tmux): the prompt, completion of an op name and of a path
-# the session made, the history kept in the file CRASHLAB_LAB_HISTORY names,
-# Ctrl-D ends the session with 0.
+# the session made, Ctrl-C dropping the line being typed, the history kept
+# in the file CRASHLAB_LAB_HISTORY names, Ctrl-D ends the session with 0.
 if ! command -v tmux >/dev/null 2>&1; then
 	skip "the lab on a terminal" "tmux is not installed"
 else
@@ -157,6 +157,18 @@ else
 	wait_for '^2 +ok' >/dev/null
 	tmux send-keys -t "$sess" 'fsync Z/' Tab Enter
 	if wait_for '^3 +ok +fsync Z/f'; then ok "tab completes a path the session made"; else not_ok "fsync Z/<Tab> did not become Z/f"; screen | tail -5 | sed 's/^/    | /'; fi
+	# Ctrl-C at the prompt drops the line being typed; the session goes on
+	tmux send-keys -t "$sess" 'unlink Z/f'
+	sleep 0.5
+	tmux send-keys -t "$sess" C-c
+	sleep 0.5
+	tmux send-keys -t "$sess" 'ops' Enter
+	if wait_for '^lab> ops$' && ! screen | grep -qE '^4 +.*unlink Z/f' && screen | grep -qE '^3 +ok +fsync Z/f$' &&
+		[ ! -s "$T/tty-exit" ]; then
+		ok "Ctrl-C at the prompt drops the line, the session goes on"
+	else
+		not_ok "Ctrl-C at the prompt"; screen | tail -8 | sed 's/^/    | /'
+	fi
 	tmux send-keys -t "$sess" C-d
 	for _ in $(seq 100); do [ -s "$T/tty-exit" ] && break; sleep 0.2; done
 	if grep -q '^exit=0$' "$T/tty-exit" 2>/dev/null; then ok "Ctrl-D ends the session with 0"; else not_ok "Ctrl-D: $(cat "$T/tty-exit" 2>/dev/null)"; fi
