@@ -71,6 +71,13 @@ void cmd_fs_list(struct cmd_ctx *ctx, const char *list, struct strvec *out);
 char *cmd_tmpdir(const char *what);
 /* Now in UTC as the database stores times (2026-01-31T12:00:00Z); free it. */
 char *cmd_utc_now(void);
+/* The kernel's cache key, or "user:<path>" for --kernel (malloc'd). */
+char *cmd_kernel_key(const char *user_kernel);
+/* A new run's folder in the cache (runs/<started_at>-<pid><suffix>: its write
+ * logs, consoles and lock), set as run->workdir and created; returns the fd
+ * of its lock, held while the run goes on, or -1 with e. */
+struct run_info;
+int cmd_run_folder(struct run_info *run, const char *suffix, struct errbuf *e);
 
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 _Noreturn void die_code(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

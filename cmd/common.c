@@ -10,11 +10,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/fs.h"
 #include "crashdb/crashdb.h"
 #include "engine/guest.h"
 #include "host/msg.h"
+#include "engine/result.h"
+#include "kbuild/kbuild.h"
+#include "host/sys.h"
 
 _Noreturn void die_err(const struct errbuf *e)
 {
@@ -162,4 +166,32 @@ char *cmd_utc_now(void)
 	gmtime_r(&t, &tm);
 	strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
 	return xstrdup(buf);
+}
+
+char *cmd_kernel_key(const char *user_kernel)
+{
+	if (user_kernel)
+		return xasprintf("user:%s", user_kernel);
+	struct kbuild_opts ko = { 0 };
+	char key[65];
+	struct errbuf e;
+	return xstrdup(kbuild_key(&ko, key, &e) == 0 ? key : "");
+}
+
+int cmd_run_folder(struct run_info *run, const char *suffix, struct errbuf *e)
+{
+	/* unique even across databases: the start time and the process */
+	char *runs = cache_subdir("runs", e);
+	if (!runs)
+		return -1;
+	run->workdir = xasprintf("%s/%s-%d%s", runs, run->started_at, (int)getpid(), suffix ? suffix : "");
+	free(runs);
+	if (mkdir_p(run->workdir, 0755) < 0)
+		return errbuf_errno(e, errno, "cannot create '%s'", run->workdir);
+	char *lock = xasprintf("%s/" CRASHDB_RUN_LOCK, run->workdir);
+	int fd = lock_take(lock);
+	if (fd < 0)
+		errbuf_errno(e, errno, "cannot lock '%s'", lock);
+	free(lock);
+	return fd;
 }

@@ -206,35 +206,20 @@ static void cmd_crash(struct labcli *C, bool all)
 		return;
 	}
 	const char *kver = kernel_version(C->guest->kernel);
-	struct kbuild_opts ko = { 0 };
-	char key[65];
-	struct errbuf ke;
 	struct run_info run = {
 		.started_at = cmd_utc_now(), .cmdline = xstrdup(C->cmdline), .accel = xstrdup(C->guest->accel),
 		.kernel_version = xstrdup(kver ? kver : ""),
-		.kernel_key = C->ctx->kernel ? xasprintf("user:%s", C->ctx->kernel)
-					     : xstrdup(kbuild_key(&ko, key, &ke) == 0 ? key : ""),
+		.kernel_key = cmd_kernel_key(C->ctx->kernel),
 		.workload_file = xstrdup(name), .workload_text = text, .crash_mode = xstrdup("flush"), .seed = 1,
 		.status = xstrdup("running"), .pid = getpid(),
 	};
-	char *runs = cache_subdir("runs", &e);
-	if (!runs) {
+	char suffix[32];
+	snprintf(suffix, sizeof(suffix), "-lab%d", C->crashes + 1);
+	int lock_fd = cmd_run_folder(&run, suffix, &e);
+	if (lock_fd < 0) {
 		error_print(&e);
-		run_info_free(&run);
-		wl_free(&w);
-		strvec_free(&up);
-		return;
-	}
-	run.workdir = xasprintf("%s/%s-%d-lab%d", runs, run.started_at, (int)getpid(), C->crashes + 1);
-	free(runs);
-	int lock_fd = -1;
-	if (mkdir_p(run.workdir, 0755) < 0) {
-		error("cannot create '%s': %s", run.workdir, errno_advice(errno));
 		goto out;
 	}
-	char *lock = xasprintf("%s/" CRASHDB_RUN_LOCK, run.workdir);
-	lock_fd = lock_take(lock);
-	free(lock);
 
 	struct backend be;
 	lab_backend(&C->L, &be);

@@ -107,17 +107,6 @@ static void check_opts_list(const char *cmd, const struct strvec *list, const ch
 	}
 }
 
-/* The kernel's cache key, or "user:<path>" for --kernel. */
-static char *kernel_key_of(const char *user_kernel)
-{
-	if (user_kernel)
-		return xasprintf("user:%s", user_kernel);
-	struct kbuild_opts ko = { 0 };
-	char key[65];
-	struct errbuf e;
-	return xstrdup(kbuild_key(&ko, key, &e) == 0 ? key : "");
-}
-
 /* What a workload most likely did not mean, said before anything runs:
  * an op the simulation says will fail (a mistyped path), and a [run]
  * without any op that makes something durable. */
@@ -215,7 +204,7 @@ static void resume_prepare(struct cmd_ctx *ctx, struct crashdb *db, struct run_i
 					     &e) < 0)
 		die_code(EXIT_DATAERR, "run %" PRId64 "'s stored workload does not parse: %s", id, e.msg);
 	/* the same kernel, or the results would not be one run's */
-	char *key = kernel_key_of(ctx->kernel);
+	char *key = cmd_kernel_key(ctx->kernel);
 	if (run->kernel_key && *run->kernel_key && strcmp(key, run->kernel_key))
 		die_code(EXIT_USAGE, "run %" PRId64 " used another kernel (%s); this crashlab's is %s: resume it with the "
 			 "crashlab and kernel series it was started with, or give its kernel with --kernel",
@@ -319,7 +308,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		const char *kver = kernel_version(guest.kernel);
 		run = (struct run_info){
 			.started_at = cmd_utc_now(), .cmdline = cmdline, .accel = xstrdup(guest.accel),
-			.kernel_version = xstrdup(kver ? kver : ""), .kernel_key = kernel_key_of(ctx->kernel),
+			.kernel_version = xstrdup(kver ? kver : ""), .kernel_key = cmd_kernel_key(ctx->kernel),
 			.workload_file = xstrdup(file), .workload_text = xstrdup(text.buf), .crash_mode = xstrdup(a.crash),
 			.seed = a.seed, .max_states = a.max_states, .torn = a.torn, .status = xstrdup("running"),
 			.pid = getpid(),
@@ -328,18 +317,9 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		/* The write logs, consoles and the lock stay with the run (so any
 		 * state can be rebuilt, and the run resumed); the folder is unique
 		 * even across databases. */
-		char *runs = cache_subdir("runs", &e);
-		if (!runs)
-			die_err(&e);
-		run.workdir = xasprintf("%s/%s-%d", runs, run.started_at, (int)getpid());
-		free(runs);
-		if (mkdir_p(run.workdir, 0755) < 0)
-			die_code(exit_for_errno(errno), "cannot create '%s': %s", run.workdir, errno_advice(errno));
-		char *lock = xasprintf("%s/" CRASHDB_RUN_LOCK, run.workdir);
-		lock_fd = lock_take(lock);
+		lock_fd = cmd_run_folder(&run, NULL, &e);
 		if (lock_fd < 0)
-			die_code(exit_for_errno(errno), "cannot lock '%s': %s", lock, errno_advice(errno));
-		free(lock);
+			die_err(&e);
 	}
 
 	struct fs_params *fps = xcalloc(fss.n, sizeof(*fps));

@@ -140,7 +140,7 @@ static int file_size(int fd, uint64_t *size)
 	return 0;
 }
 
-int wlog_read_committed(int fd, uint64_t *nr_entries)
+int wlog_read_super(int fd, uint64_t *nr_entries, uint32_t *sectorsize)
 {
 	unsigned char b[28];
 	size_t got = 0;
@@ -155,17 +155,24 @@ int wlog_read_committed(int fd, uint64_t *nr_entries)
 			break;
 		got += (size_t)r;
 	}
-	if (all_zero(b, got)) {
-		/* QEMU writes the superblock at the first flush; until then it is a hole. */
-		*nr_entries = 0;
-		return 0;
-	}
+	*nr_entries = 0;
+	if (sectorsize)
+		*sectorsize = 0;
+	if (all_zero(b, got))
+		return 0; /* QEMU writes the superblock at the first flush; until then it is a hole. */
 	if (got < sizeof(b) || get64(b) != WLOG_MAGIC || get64(b + 8) != WLOG_VERSION) {
 		errno = EINVAL;
 		return -1;
 	}
 	*nr_entries = get64(b + 16);
+	if (sectorsize)
+		*sectorsize = get32(b + 24);
 	return 0;
+}
+
+int wlog_read_committed(int fd, uint64_t *nr_entries)
+{
+	return wlog_read_super(fd, nr_entries, NULL);
 }
 
 /* A window over the log, so consecutive small entries cost one read. */

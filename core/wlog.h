@@ -123,6 +123,8 @@ void wlog_close(struct wlog *l);   /* frees the entries; the fd stays open */
  * (shorter than one, or all zeros: no flush logged) counts 0. 0, or -1 with
  * errno (EINVAL: not a write log). */
 int wlog_read_committed(int fd, uint64_t *nr_entries);
+/* The same, and the log's sector size (0 while the superblock is a hole). */
+int wlog_read_super(int fd, uint64_t *nr_entries, uint32_t *sectorsize);
 
 /* Bytes wlog_read_data gives for an entry: nr_sectors * S for a write,
  * data_len for a mark, 0 otherwise. */

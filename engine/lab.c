@@ -226,12 +226,13 @@ static int snapshot_log(const char *src, const char *dst, struct errbuf *e)
 		return errbuf_errno(e, errno, "cannot open the write log '%s'", src);
 	unsigned char sb[512];
 	struct stat st;
+	uint64_t counted;
+	uint32_t ssz;
 	ssize_t got = pread(in, sb, sizeof(sb), 0);
-	if (got != (ssize_t)sizeof(sb) || fstat(in, &st) < 0) {
+	if (got != (ssize_t)sizeof(sb) || wlog_read_super(in, &counted, &ssz) < 0 || fstat(in, &st) < 0) {
 		close(in);
 		return errbuf_set(e, EXIT_DATAERR, "the write log '%s' has no superblock yet", src);
 	}
-	uint32_t ssz = (uint32_t)sb[24] | (uint32_t)sb[25] << 8 | (uint32_t)sb[26] << 16 | (uint32_t)sb[27] << 24;
 	if (ssz < 512 || ssz > WLOG_MAX_SECTORSIZE || (ssz & (ssz - 1)))
 		ssz = 512;
 	off_t size = st.st_size - st.st_size % ssz;

@@ -311,7 +311,7 @@ static int read_log(struct fsloop *L, struct crash_state **states, size_t *nstat
 	struct wlog_counts ls;
 	wlog_count(&log, 0, log.n, &ls);
 	L->last_flush = (uint64_t)L->fr.setup_end;
-	for (size_t i = log.n; i > 0; i--)
+	for (size_t i = log.n; p->cut_now && i > 0; i--)
 		if (log.e[i - 1].flags & WLOG_FLUSH) {
 			if (i > L->last_flush)
 				L->last_flush = i;
