@@ -12,7 +12,7 @@ VERSION := 0.1
 # ncursesw: the browser (crashlab browse); libedit: the lab's prompt (crashlab lab).
 PKGS := sqlite3 libarchive libelf libcrypto jansson ncursesw libedit
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
 
 WARN := -Wall -Wextra $(WERROR) -Wno-unused-parameter
 ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(CFLAGS) -I. -DCRASHLAB_VERSION='"$(VERSION)"' $(PKG_CFLAGS)

@@ -15,6 +15,7 @@
 #include "cmd/cmd.h"
 #include "cmd/compare.h"
 #include "cmd/render.h"
+#include "cmd/run.h"
 #include "core/fs.h"
 #include "crashdb/crashdb.h"
 #include "engine/guest.h"
@@ -78,8 +79,7 @@ static const char run_usage[] =
 	"  crashlab run my.wl --fs ext4 --mkfs-opts ext4:'-O ^has_journal' --mount-opts ext4:data=journal\n"
 	"then: crashlab show last\n";
 
-/* "fs:opts" values of --mkfs-opts / --mount-opts for one fs, or NULL. */
-static const char *opts_for(const struct strvec *list, const char *fs)
+const char *cmd_run_opts_for(const struct strvec *list, const char *fs)
 {
 	const char *res = NULL;
 	size_t n = strlen(fs);
@@ -89,7 +89,7 @@ static const char *opts_for(const struct strvec *list, const char *fs)
 	return res;
 }
 
-static void check_opts_list(const char *cmd, const struct strvec *list, const char *what, const struct strvec *fss)
+void cmd_run_check_opts(const char *cmd, const struct strvec *list, const char *what, const struct strvec *fss)
 {
 	for (size_t i = 0; i < list->n; i++) {
 		const char *colon = strchr(list->v[i], ':');
@@ -107,10 +107,7 @@ static void check_opts_list(const char *cmd, const struct strvec *list, const ch
 	}
 }
 
-/* What a workload most likely did not mean, said before anything runs:
- * an op the simulation says will fail (a mistyped path), and a [run]
- * without any op that makes something durable. */
-static void workload_hints(const struct wl_workload *w, const struct sim *s, const char *file)
+void cmd_run_hints(const struct wl_workload *w, const struct sim *s, const char *file)
 {
 	for (size_t i = 0; i < w->n; i++)
 		if (s->ops[i].sim_err) {
@@ -128,17 +125,10 @@ static void workload_hints(const struct wl_workload *w, const struct sim *s, con
 		     "only the universal rules and ordering promises can be broken; add one to test durability", file);
 }
 
-/* The options of one run, as typed or as a resumed run stored them. */
-struct run_args {
-	const char *fs_list, *crash, *size_s, *model_list, *resume;
-	struct strvec mkfs_opts, mount_opts;
-	int seed, max_states, torn, check_only;
-};
-
 /* Parse argv into a (defaults first); the count of positionals (argv[0..n)). */
 static int parse_args(struct cmd_ctx *ctx, int argc, char **argv, struct run_args *a)
 {
-	*a = (struct run_args){ .fs_list = "all", .crash = "flush", .size_s = "512M", .seed = 1 };
+	*a = (struct run_args){ .fs_list = "all", .crash = "flush", .size_s = "512M", .seed = 1, .jobs = -1 };
 	const struct opt opts[] = {
 		{ OPT_BOOL, 0, "check", &a->check_only, NULL, "only check the workload: parse and simulate it, run nothing" },
 		{ OPT_STRING, 0, "fs", &a->fs_list, "LIST", "file systems, comma-separated (default: all four)" },
@@ -151,12 +141,13 @@ static int parse_args(struct cmd_ctx *ctx, int argc, char **argv, struct run_arg
 		{ OPT_STRING, 0, "size", &a->size_s, "SIZE", "test disk size (default 512M; xfs needs 300M)" },
 		{ OPT_STRING, 0, "model", &a->model_list, "LIST", "models to count and judge the exit status by, or 'all'" },
 		{ OPT_STRING, 0, "resume", &a->resume, "RUN", "go on with an interrupted or crashed run (id, last, last~N)" },
+		{ OPT_INT, 'j', "jobs", &a->jobs, "N", "a batch's workers, each with its own guests (default: the cores)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
 	return cmd_parse(ctx, argc, argv, opts, run_usage, 0);
 }
 
-static void run_args_free(struct run_args *a)
+void cmd_run_args_free(struct run_args *a)
 {
 	strvec_free(&a->mkfs_opts);
 	strvec_free(&a->mount_opts);
@@ -187,7 +178,7 @@ static void resume_prepare(struct cmd_ctx *ctx, struct crashdb *db, struct run_i
 	char **args = xcalloc(av->n, sizeof(char *));
 	for (size_t i = 1; i < av->n; i++)
 		args[i - 1] = av->v[i];
-	run_args_free(a);
+	cmd_run_args_free(a);
 	int n = parse_args(ctx, (int)av->n - 1, args, a);
 	if (n != 1 || a->resume)
 		die_code(EXIT_DATAERR, "run %" PRId64 "'s command line cannot be resumed: '%s'", id, run->cmdline);
@@ -240,8 +231,19 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	const char *cmd = ctx->name;
 	struct run_args a;
+	char **orig = xcalloc((size_t)argc + 1, sizeof(char *));
+	memcpy(orig, argv, (size_t)argc * sizeof(char *));
 	int n = parse_args(ctx, argc, argv, &a);
 	const int resuming = a.resume != NULL; /* a is the stored run's options once resume_prepare read them */
+	if (!resuming && (n > 1 || a.jobs >= 0 || (n == 1 && is_dir(argv[0])))) {
+		/* many workloads, a folder of them, or -j: a batch */
+		int rc = cmd_run_batch(ctx, argc, orig, argv, n, &a);
+		free(orig);
+		free(cmdline);
+		cmd_run_args_free(&a);
+		return rc;
+	}
+	free(orig);
 	struct errbuf e;
 	struct sbuf text = SBUF_INIT;
 	struct wl_workload w;
@@ -258,7 +260,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		file = run.workload_file;
 	} else {
 		if (n != 1)
-			usage_error(cmd, n ? "give one workload file" : "no workload file given");
+			usage_error(cmd, "no workload file given");
 		/* The workload: a parse error stops everything before anything runs. */
 		file = argv[0];
 		if (wl_load(file, &text, &w, &e) < 0)
@@ -272,8 +274,8 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 	long long size = cmd_size(ctx, a.size_s);
 	struct strvec fss = STRVEC_INIT;
 	cmd_fs_list(ctx, a.fs_list, &fss);
-	check_opts_list(cmd, &a.mkfs_opts, "--mkfs-opts", &fss);
-	check_opts_list(cmd, &a.mount_opts, "--mount-opts", &fss);
+	cmd_run_check_opts(cmd, &a.mkfs_opts, "--mkfs-opts", &fss);
+	cmd_run_check_opts(cmd, &a.mount_opts, "--mount-opts", &fss);
 
 	unsigned set;
 	if (models_select(a.model_list, NULL, NULL, &w, &set, &e) < 0)
@@ -282,7 +284,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 	if (sim_run(&sim, &w, NULL, &e) < 0)
 		die_code(EXIT_DATAERR, "%s: %s", file, e.msg);
 	if (!resuming)
-		workload_hints(&w, &sim, file);
+		cmd_run_hints(&w, &sim, file);
 	sim_free(&sim);
 	if (expect_validate(&w, &e) < 0)
 		die_err(&e);
@@ -295,7 +297,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		wl_free(&w);
 		sbuf_free(&text);
 		free(cmdline);
-		run_args_free(&a);
+		cmd_run_args_free(&a);
 		strvec_free(&fss);
 		strvec_free(&stored_args);
 		return 0;
@@ -324,7 +326,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 
 	struct fs_params *fps = xcalloc(fss.n, sizeof(*fps));
 	for (size_t i = 0; i < fss.n; i++)
-		fps[i] = (struct fs_params){ fss.v[i], opts_for(&a.mkfs_opts, fss.v[i]), opts_for(&a.mount_opts, fss.v[i]),
+		fps[i] = (struct fs_params){ fss.v[i], cmd_run_opts_for(&a.mkfs_opts, fss.v[i]), cmd_run_opts_for(&a.mount_opts, fss.v[i]),
 					     NULL };
 	struct crashdb_resume R = { 0 };
 	if (resuming && crashdb_resume_fs(db, &run, &w, fps, fss.n, &R, &e) < 0)
@@ -372,7 +374,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 	wl_free(&w);
 	sbuf_free(&text);
 	strvec_free(&fss);
-	run_args_free(&a);
+	cmd_run_args_free(&a);
 	strvec_free(&stored_args);
 	return rc;
 }

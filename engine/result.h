@@ -83,6 +83,8 @@ struct state_result {
 void run_info_free(struct run_info *r);
 void fsrun_free(struct fsrun *f);
 void state_result_free(struct state_result *s);
+/* A deep copy of src into dst (freed with fsrun_free). */
+void fsrun_dup(struct fsrun *dst, const struct fsrun *src);
 
 /* An op that completed before state s's crash point. */
 static inline int op_completed(const struct op_result *r, const struct state_result *s)

@@ -53,7 +53,8 @@ static void rec_progress_cb(void *ctx, size_t done, size_t total, const char *wh
 {
 	struct rec_progress *rp = ctx;
 	(void)total;
-	progress_update(rp->bar, done, what);
+	if (rp->bar)
+		progress_update(rp->bar, done, what);
 }
 
 /* The distinct observed trees of a fs run, by their hash. */
@@ -166,7 +167,7 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 	const char *fs = L->f->fs;
 	char title[64];
 	snprintf(title, sizeof(title), "%s: checking", fs);
-	struct progress *bar = progress_start(title, nstates);
+	struct progress *bar = p->quiet ? NULL : progress_start(title, nstates);
 	struct checker_opts co = { p->guest, fs, L->fr.base_image, L->fr.log_path, L->f->mount_opts };
 	struct checker *ck = NULL;
 	struct errbuf ce;
@@ -197,7 +198,8 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 		}
 		char step[96];
 		snprintf(step, sizeof(step), "state %d (%s), %zu of %zu", cs->idx, cs->kind, i + 1, nstates);
-		progress_update(bar, i, step);
+		if (bar)
+			progress_update(bar, i, step);
 		struct state_result st = { .idx = cs->idx, .kind = xstrdup(cs->kind), .spec = xstrdup(cs->text),
 					   .point = (int64_t)cs->point,
 					   .last_completed_op = last_completed(&L->fr, cs->point) };
@@ -390,7 +392,7 @@ static int recording_get(struct fsloop *L, struct recording *rec)
 	}
 	char title[64];
 	snprintf(title, sizeof(title), "%s: recording", f->fs);
-	struct rec_progress rp = { progress_start(title, w->n + 1) };
+	struct rec_progress rp = { p->quiet ? NULL : progress_start(title, w->n + 1) };
 	struct record_opts ro = {
 		.fs = f->fs, .mkfs_opts = f->mkfs_opts, .mount_opts = f->mount_opts, .size = p->size, .w = w,
 		.guest = p->guest, .nr_fbarrier = p->nr_fbarrier, .nr_fdatabarrier = p->nr_fdatabarrier,
@@ -500,6 +502,26 @@ end:
 	return r < 0 ? -1 : rc;
 }
 
+int runner_run_status(const struct fs_summary *sums, size_t n, int rc, struct run_info *run)
+{
+	/* A promise broken under a selected model, or a universal rule broken: exit 1. */
+	int finding = 0;
+	for (size_t i = 0; i < n; i++) {
+		finding |= sums[i].verdicts[MODEL_UNIVERSAL][V_BROKEN] > 0;
+		for (int m = 0; m < MODEL_COUNT; m++)
+			if (sums[i].models & (1u << m))
+				finding |= sums[i].verdicts[m][V_LOST] > 0;
+	}
+	if (!rc && finding)
+		rc = EXIT_FINDING;
+	if (intr_pending())
+		rc = intr_exit_code();
+	set_str(&run->status, intr_pending() ? "interrupted" : rc == EXIT_FINDING ? "findings" : rc ? "failed" : "ok");
+	run->has_exit = 1;
+	run->exit_code = rc;
+	return rc;
+}
+
 int runner_run(const struct run_params *p, const struct fs_params *fss, size_t n, struct run_info *run,
 	       const struct sink *sink, struct fs_summary *sums, struct errbuf *e)
 {
@@ -520,21 +542,7 @@ int runner_run(const struct run_params *p, const struct fs_params *fss, size_t n
 		if (r && !rc)
 			rc = r;
 	}
-	/* A promise broken under a selected model, or a universal rule broken: exit 1. */
-	int finding = 0;
-	for (size_t i = 0; i < n; i++) {
-		finding |= sums[i].verdicts[MODEL_UNIVERSAL][V_BROKEN] > 0;
-		for (int m = 0; m < MODEL_COUNT; m++)
-			if (sums[i].models & (1u << m))
-				finding |= sums[i].verdicts[m][V_LOST] > 0;
-	}
-	if (!rc && finding)
-		rc = EXIT_FINDING;
-	if (intr_pending())
-		rc = intr_exit_code();
-	set_str(&run->status, intr_pending() ? "interrupted" : rc == EXIT_FINDING ? "findings" : rc ? "failed" : "ok");
-	run->has_exit = 1;
-	run->exit_code = rc;
+	rc = runner_run_status(sums, n, rc, run);
 	if (sink->run_end && sink->run_end(sink->ctx, run, e) < 0)
 		return -1;
 	return rc;

@@ -37,6 +37,7 @@ struct run_params {
 	 * states are numbered 0.. again. */
 	int cut_now;
 	int cut_since_op;
+	int quiet;                          /* no progress lines (a batch's workers: the batch has one) */
 };
 
 /* What a resumed fs run already has (crashlab run --resume): its stored
@@ -87,5 +88,10 @@ int runner_fs(const struct run_params *p, const struct fs_params *f, const struc
  * interrupted, status "interrupted"), or -1 with e when the sink failed. */
 int runner_run(const struct run_params *p, const struct fs_params *fss, size_t n, struct run_info *run,
 	       const struct sink *sink, struct fs_summary *sums, struct errbuf *e);
+
+/* The end of a run: its exit code from its fs runs' summaries and the
+ * first failure's code rc (0 when none): 1 for a finding, 128 + the signal
+ * when interrupted; run's status, has_exit and exit_code are set. */
+int runner_run_status(const struct fs_summary *sums, size_t n, int rc, struct run_info *run);
 
 #endif
