@@ -16,10 +16,13 @@
 #include "host/sys.h"
 #include "images/basedisk.h"
 
+int cmd_bench_suite(int argc, char **argv, struct cmd_ctx *ctx, const char *usage);
+
 static const char bench_usage[] =
 	"usage: crashlab bench boot [-n N] [--accel auto|kvm|tcg]\n"
 	"       crashlab bench check [--fs LIST] [--crash MODE] [WORKLOAD.wl]\n"
 	"       crashlab bench barrier [-n N] [--delay MS]\n"
+	"       crashlab bench suite [--seq 1|2|3 | --from DIR] [--fs LIST] [-j N] [--sample N] [--classic N]\n"
 	"\n"
 	"boot   boot the guest N times (default 5) and print the median time from\n"
 	"       starting QEMU to the agent's hello, with min and max, and which\n"
@@ -33,7 +36,17 @@ static const char bench_usage[] =
 	"       default 20, as on a slow disk), N times (default 50) write 4 KiB, then\n"
 	"       fdatasync | fdatabarrier | fsync | fbarrier, then rename; print the\n"
 	"       milliseconds per iteration and the cost ratios durable / ordered.\n"
-	"       Needs the kernel series (the barrier calls).\n";
+	"       Needs the kernel series (the barrier calls).\n"
+	"suite  the throughput of crashlab run on a generated suite (crashlab gen\n"
+	"       --seq N, default 1; or the .wl files of --from DIR): the suite (or\n"
+	"       --sample N of it, evenly spaced) as one batch with -j N workers, then\n"
+	"       --classic N (default 4) of it run one at a time the way one workload\n"
+	"       is run alone (a recording and a checker guest per fs, every state\n"
+	"       checked: --no-dedup) and the same N as a batch, side by side. Prints\n"
+	"       seconds per workload per fs, crash states built and checked per\n"
+	"       second, the deduplication ratio, the speedup over the old way, and\n"
+	"       the floor: mount with recovery + fsck of every checked state.\n"
+	"       --keep DIR keeps the suite, the databases and the run tables.\n";
 
 /* Run sh -c script in the guest, collecting output; die on a guest failure. */
 static int guest_script(struct vm *vm, const char *script, struct sbuf *out)
@@ -251,7 +264,7 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 	};
 	int n = cmd_parse(ctx, argc, argv, none, bench_usage, OPT_STOP_AT_NONOPT);
 	if (n < 1)
-		usage_error(ctx->name, "say what to measure: boot, check or barrier");
+		usage_error(ctx->name, "say what to measure: boot, check, barrier or suite");
 	const char *sub = argv[0];
 	cmd_name_sub(ctx, sub);
 	if (!strcmp(sub, "barrier")) {
@@ -270,14 +283,16 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 		free(def);
 		return rc;
 	}
+	if (!strcmp(sub, "suite"))
+		return cmd_bench_suite(n, argv, ctx, bench_usage);
 	if (!strcmp(sub, "boot")) {
 		if (cmd_parse(ctx, n, argv, boot_opts, bench_usage, 0))
 			usage_error(ctx->name, "boot takes no arguments");
 		return bench_boot(count ? count : 5, ctx);
 	}
-	const char *subs[] = { "boot", "check", "barrier", NULL };
+	const char *subs[] = { "boot", "check", "barrier", "suite", NULL };
 	const char *near = nearest_word(sub, subs);
 	if (near)
 		usage_error("crashlab bench", "unknown benchmark '%s'; did you mean '%s'?", sub, near);
-	usage_error("crashlab bench", "unknown benchmark '%s' (boot, check or barrier)", sub);
+	usage_error("crashlab bench", "unknown benchmark '%s' (boot, check, barrier or suite)", sub);
 }

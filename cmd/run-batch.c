@@ -72,7 +72,7 @@ static char *single_cmdline(int argc, char **orig, char **pos, int npos, const c
 {
 	struct strvec av = STRVEC_INIT;
 	strvec_pushl(&av, "crashlab", "run", file, NULL);
-	for (int i = 0; i < argc; i++) {
+	for (int i = 1; i < argc; i++) { /* orig[0] is "run" */
 		int positional = 0;
 		for (int k = 0; k < npos; k++)
 			positional |= orig[i] == pos[k];

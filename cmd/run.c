@@ -30,6 +30,7 @@
 
 static const char run_usage[] =
 	"usage: crashlab run WORKLOAD.wl [--fs LIST] [--crash flush|write|reorder] [options]\n"
+	"       crashlab run A.wl B.wl DIR/ ... [-j N] [options]     (a batch)\n"
 	"\n"
 	"Run the workload on each file system in a guest, recording every block write\n"
 	"and flush that reaches the disk; cut the power after the last op; rebuild the\n"
@@ -64,6 +65,16 @@ static const char run_usage[] =
 	"and records again a file system whose recording had not finished. A second\n"
 	"Ctrl-C stops at once; the run can still be resumed.\n"
 	"\n"
+	"batches: several workloads, folders of .wl files (subfolders too, in name\n"
+	"order) or -j make one batch. Every workload is parsed and simulated before\n"
+	"anything runs; each becomes a run of its own (as if run alone: list, show,\n"
+	"report, compare, browse and --resume take it), stored in the order given\n"
+	"whatever finishes first, so -j 1 and -j N store the same rows. -j N workers\n"
+	"(default: the cores) each keep their own guests; a job whose guest failed\n"
+	"runs once more in a fresh guest, and nothing of the failed try is stored.\n"
+	"One progress line covers the batch (workloads done, states/s, ETA); a line\n"
+	"per run and the batch's figures end it.\n"
+	"\n"
 	"crash modes:\n"
 	"  flush    one state per flush after setup, plus the final state (default)\n"
 	"  write    every prefix of the write log\n"
@@ -76,6 +87,7 @@ static const char run_usage[] =
 	"  crashlab run my.wl --fs ext4,xfs --crash reorder --seed 7 --max-states 200\n"
 	"  crashlab run my.wl --check      # parse and simulate only\n"
 	"  crashlab run --resume last      # go on with a run that was interrupted\n"
+	"  crashlab gen --seq 1 --out seq1 && crashlab run seq1/ -j 2   # a generated suite\n"
 	"  crashlab run my.wl --fs ext4 --mkfs-opts ext4:'-O ^has_journal' --mount-opts ext4:data=journal\n"
 	"then: crashlab show last\n";
 

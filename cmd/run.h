@@ -30,7 +30,7 @@ void cmd_run_hints(const struct wl_workload *w, const struct sim *s, const char 
 
 /* Many workloads as one batch, one run each (engine/batch.h): the
  * positionals pos[0..npos) are .wl files and folders of them; orig is the
- * command's argv as typed (argv[0] the first argument after "run"), for
+ * command's argv as typed (orig[0] is "run"), for
  * each run's own command line. Returns the exit code. */
 int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int npos, struct run_args *a);
 
