@@ -21,7 +21,8 @@
 #define SEC WLOG_SECTOR
 #define CHUNK_BITS 12
 #define CHUNK (1u << CHUNK_BITS)
-#define MAX_CHUNKS (1u << 24)  /* 2^36 sectors: 32 TiB of disk */
+#define MAX_CHUNKS (1u << 22)  /* 2^34 sectors: 8 TiB of disk */
+#define MAX_NAMED (1ull << 27) /* sectors the log's writes and discards name, in all: 64 GiB */
 #define SLOT_ZERO 1u
 #define SLOT_DATA 2u
 
@@ -187,13 +188,18 @@ int wlog_keyer_new(const struct wlog *l, struct wlog_keyer **out, struct errbuf 
 {
 	*out = NULL;
 	const uint64_t per = l->sectorsize / SEC;
-	uint64_t nh = 0, end = 0;
+	uint64_t nh = 0, end = 0, named = 0;
 	for (size_t i = 0; i < l->n; i++) {
 		const struct wlog_entry *e = &l->e[i];
 		if (!wlog_changes_disk(e))
 			continue;
 		if (wlog_is_write(e))
 			nh += e->nr_sectors * per;
+		if (e->nr_sectors > MAX_NAMED || (named += e->nr_sectors * per) > MAX_NAMED) {
+			wlog_seterr(eb, "the log's writes and discards name more than %llu sectors: too many for content keys",
+				    (unsigned long long)MAX_NAMED);
+			return -1;
+		}
 		uint64_t last = (e->sector + e->nr_sectors) * per; /* bounded by wlog_open */
 		if (last > end)
 			end = last;
@@ -202,10 +208,6 @@ int wlog_keyer_new(const struct wlog *l, struct wlog_keyer **out, struct errbuf 
 	if (nchunks > MAX_CHUNKS) {
 		wlog_seterr(eb, "the log writes up to byte %llu: too wide a disk for content keys",
 			    (unsigned long long)(end * SEC));
-		return -1;
-	}
-	if (nh > UINT32_MAX - SLOT_DATA) {
-		wlog_seterr(eb, "the log writes %llu sectors: too many for content keys", (unsigned long long)nh);
 		return -1;
 	}
 	struct wlog_keyer *k = calloc(1, sizeof(*k));

@@ -3,7 +3,9 @@
 # same are checked once and states with the same input to the judge are
 # judged once, and the run stores what checking and judging every state
 # stores. The seed and two known-answer workloads run on all four file
-# systems with dedup (the default); the reference is the plain path
+# systems with dedup (the default), the seed with a state per flush and
+# all three with a state per log prefix (--crash write, whose prefixes
+# that end on a flush give the disk of the prefix before); the reference is the plain path
 # (--no-dedup) over the same recordings: a copy of the database with every
 # state taken out and each run resumed with --no-dedup, so both check the
 # same write logs. Compared per run and fs: every stored state with its
@@ -33,7 +35,7 @@ dump() {
 
 # counts FILE NAME PLAIN: every fs has a "FS N states built = D deduplicated
 # + C checked; J judged by copy" line with N = D + C; PLAIN=1: D = J = 0.
-# Adds D to $dedups and C to $checks.
+# Adds D to $dedups, C to $checks and J to $jcopies.
 counts() {
 	local file=$1 name=$2 plain=$3 fs line n d c j
 	for fs in ext4 xfs btrfs f2fs; do
@@ -50,24 +52,28 @@ counts() {
 			ok "$name, $fs: $n states built = $d deduplicated + $c checked, $j judged by copy"
 			dedups=$((dedups + d))
 			checks=$((checks + c))
+			jcopies=$((jcopies + j))
 		fi
 	done
 }
 
-wls="tutorials/seed/seed.wl tests/known/generic-034.wl tests/known/generic-039.wl"
+# workload and crash mode of each run, in order (run ids 1..)
+runs_list="tutorials/seed/seed.wl:flush tutorials/seed/seed.wl:write tests/known/generic-034.wl:write
+	tests/known/generic-039.wl:write"
 dedups=0
 checks=0
-runs=0
-for wl in $wls; do
-	name=$(basename "$wl" .wl)
-	"$CRASHLAB" run "$wl" --db "$ddb" >"$T/$name.out" 2>"$T/$name.err" </dev/null
+jcopies=0
+for r in $runs_list; do
+	wl=${r%:*}
+	name="$(basename "$wl" .wl)-${r#*:}"
+	"$CRASHLAB" run "$wl" --crash "${r#*:}" --db "$ddb" >"$T/$name.out" 2>"$T/$name.err" </dev/null
 	rc=$?
 	if [ "$rc" -le 1 ]; then ok "$name: run with dedup (exit $rc)"; else not_ok "$name: exit $rc"; tail -n 5 "$T/$name.err" | sed 's/^/    | /'; fi
 	echo "$rc" >"$T/$name.rc"
 	counts "$T/$name.out" "$name" 0
-	runs=$((runs + 1))
 done
 if [ "$dedups" -ge 1 ]; then ok "dedup spared $dedups checks ($checks made)"; else not_ok "no state was deduplicated ($checks checks)"; fi
+if [ "$jcopies" -ge 1 ]; then ok "$jcopies states judged by copy"; else not_ok "no state was judged by copy"; fi
 dchecks=$checks
 ddedups=$dedups
 
@@ -77,9 +83,11 @@ q "$pdb" "PRAGMA foreign_keys = ON; DELETE FROM states; UPDATE fsruns SET outcom
 	UPDATE runs SET status = 'interrupted', cmdline = cmdline || ' --no-dedup'"
 dedups=0
 checks=0
-for i in $(seq 1 $runs); do
-	wl=$(echo $wls | cut -d' ' -f"$i")
-	name=$(basename "$wl" .wl)
+i=0
+for r in $runs_list; do
+	i=$((i + 1))
+	wl=${r%:*}
+	name="$(basename "$wl" .wl)-${r#*:}"
 	"$CRASHLAB" run --resume "$i" --db "$pdb" >"$T/$name.plain" 2>"$T/$name.perr" </dev/null
 	rc=$?
 	if [ "$rc" = "$(cat "$T/$name.rc")" ]; then ok "$name: --no-dedup over the same recordings (exit $rc, the same)"; else not_ok "$name: --no-dedup exits $rc, dedup $(cat "$T/$name.rc")"; tail -n 5 "$T/$name.perr" | sed 's/^/    | /'; fi
