@@ -9,6 +9,14 @@
  * up to date as slots change, so a key is read off in O(1) once the
  * state's entries are applied; a state's add list is applied with an undo
  * list and taken back, leaving the prefix for the next state.
+ *
+ * Reorder states draw many subsets of one epoch's entries over the same
+ * prefix. When a state's adds name pairwise disjoint sectors, each add
+ * changes the key by what it changes over the prefix alone, so that delta
+ * is computed once per (prefix, entry) and the state's key is the prefix's
+ * plus its adds' deltas: a state costs its number of adds, not its sectors.
+ * Adds that overlap (a later one overwriting an earlier one) and torn adds
+ * are applied sector by sector.
  */
 #include "core/wlog.h"
 #include "core/wlog-priv.h"
@@ -35,6 +43,17 @@ struct undo {
 	uint32_t old;
 };
 
+/* What applying one whole entry over the current prefix adds to the sums. */
+struct delta {
+	uint64_t a, b, n;       /* n: sectors it newly touches (mod 2^64: may be "negative") */
+	uint64_t gen;           /* valid when it equals the keyer's gen */
+};
+
+struct range {
+	uint64_t start, end;    /* 512-byte sectors [start, end) */
+	size_t j;               /* the add's index in the spec */
+};
+
 struct wlog_keyer {
 	const struct wlog *l;
 	uint64_t *first;        /* per entry: index in h of its first sector (writes) */
@@ -47,6 +66,10 @@ struct wlog_keyer {
 	uint64_t a, b, n;       /* the set hash of the map */
 	struct undo *undo;
 	size_t nundo, undo_cap;
+	struct delta *delta;    /* per entry, for the current prefix */
+	uint64_t gen;           /* bumped whenever the prefix changes */
+	struct range *ranges;
+	size_t ranges_cap;
 	int oom;
 };
 
@@ -162,6 +185,73 @@ static void apply_entry(struct wlog_keyer *k, uint64_t i, const struct wlog_tear
 			set_slot(k, s0 + j, (uint32_t)(SLOT_DATA + h0 + j), undo);
 }
 
+/* The slot of a sector, 0 when untouched. */
+static uint32_t get_slot(const struct wlog_keyer *k, uint64_t sector)
+{
+	const uint32_t *c = k->chunk[sector >> CHUNK_BITS];
+	return c ? c[sector & (CHUNK - 1)] : 0;
+}
+
+/* Entry i's delta over the current prefix (computed on first use). */
+static const struct delta *entry_delta(struct wlog_keyer *k, uint64_t i)
+{
+	struct delta *d = &k->delta[i];
+	if (d->gen == k->gen)
+		return d;
+	const struct wlog_entry *e = &k->l->e[i];
+	const uint64_t per = k->l->sectorsize / SEC;
+	const uint64_t s0 = e->sector * per, m = wlog_changes_disk(e) ? e->nr_sectors * per : 0;
+	*d = (struct delta){ .gen = k->gen };
+	for (uint64_t j = 0; j < m; j++) {
+		uint32_t old = get_slot(k, s0 + j);
+		uint32_t v = wlog_is_discard(e) ? SLOT_ZERO : (uint32_t)(SLOT_DATA + k->first[i] + j);
+		if (old == v)
+			continue;
+		uint64_t ca, cb;
+		if (old) {
+			contrib(k, s0 + j, old, &ca, &cb);
+			d->a -= ca;
+			d->b -= cb;
+			d->n--;
+		}
+		contrib(k, s0 + j, v, &ca, &cb);
+		d->a += ca;
+		d->b += cb;
+		d->n++;
+	}
+	return d;
+}
+
+static int cmp_range(const void *x, const void *y)
+{
+	const struct range *a = x, *b = y;
+	return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* Do the adds of s name pairwise disjoint sectors (a torn add counted whole)? */
+static int adds_disjoint(struct wlog_keyer *k, const struct wlog_spec *s)
+{
+	if (s->nadd > k->ranges_cap) {
+		struct range *nr = realloc(k->ranges, s->nadd * sizeof(*nr));
+		if (!nr)
+			return 0;
+		k->ranges = nr;
+		k->ranges_cap = s->nadd;
+	}
+	const uint64_t per = k->l->sectorsize / SEC;
+	size_t n = 0;
+	for (size_t j = 0; j < s->nadd; j++) {
+		const struct wlog_entry *e = &k->l->e[s->add[j]];
+		if (wlog_changes_disk(e))
+			k->ranges[n++] = (struct range){ e->sector * per, (e->sector + e->nr_sectors) * per, j };
+	}
+	qsort(k->ranges, n, sizeof(*k->ranges), cmp_range);
+	for (size_t j = 1; j < n; j++)
+		if (k->ranges[j].start < k->ranges[j - 1].end)
+			return 0;
+	return 1;
+}
+
 static void reset(struct wlog_keyer *k)
 {
 	for (size_t c = 0; c < k->nchunks; c++)
@@ -169,6 +259,7 @@ static void reset(struct wlog_keyer *k)
 			memset(k->chunk[c], 0, CHUNK * sizeof(uint32_t));
 	k->prefix = 0;
 	k->a = k->b = k->n = 0;
+	k->gen++;
 }
 
 void wlog_keyer_free(struct wlog_keyer *k)
@@ -181,6 +272,8 @@ void wlog_keyer_free(struct wlog_keyer *k)
 	free(k->first);
 	free(k->h);
 	free(k->undo);
+	free(k->delta);
+	free(k->ranges);
 	free(k);
 }
 
@@ -219,7 +312,9 @@ int wlog_keyer_new(const struct wlog *l, struct wlog_keyer **out, struct errbuf 
 	k->first = calloc(l->n ? l->n : 1, sizeof(*k->first));
 	k->h = malloc((nh ? nh : 1) * sizeof(*k->h));
 	k->chunk = calloc(nchunks ? nchunks : 1, sizeof(*k->chunk));
-	if (!k->first || !k->h || !k->chunk)
+	k->delta = calloc(l->n ? l->n : 1, sizeof(*k->delta));
+	k->gen = 1;
+	if (!k->first || !k->h || !k->chunk || !k->delta)
 		goto oom;
 	unsigned char zeros[SEC] = { 0 };
 	sector_hash(zeros, &k->zero);
@@ -266,9 +361,15 @@ int wlog_state_key(struct wlog_keyer *k, const struct wlog_spec *s, struct wlog_
 		return -1;
 	if (s->prefix < k->prefix)
 		reset(k);
+	if (k->prefix < s->prefix)
+		k->gen++;
 	while (k->prefix < s->prefix)
 		apply_entry(k, k->prefix++, NULL, 0, 0);
 	k->nundo = 0;
+	/* disjoint adds: whole ones by their deltas, torn ones applied (their
+	 * sectors are no other add's, so the deltas stay true) */
+	int fast = s->nadd > 0 && adds_disjoint(k, s);
+	uint64_t a = 0, b = 0, n = 0;
 	size_t t = 0;
 	for (size_t j = 0; j < s->nadd; j++) {
 		uint64_t i = s->add[j];
@@ -277,9 +378,19 @@ int wlog_state_key(struct wlog_keyer *k, const struct wlog_spec *s, struct wlog_
 		size_t t0 = t;
 		while (t < s->ntorn && s->torn[t].entry == i)
 			t++;
-		apply_entry(k, i, t > t0 ? s->torn + t0 : NULL, t - t0, 1);
+		if (fast && t == t0) {
+			const struct delta *d = entry_delta(k, i);
+			a += d->a;
+			b += d->b;
+			n += d->n;
+		} else {
+			apply_entry(k, i, t > t0 ? s->torn + t0 : NULL, t - t0, 1);
+		}
 	}
-	*key = (struct wlog_key){ mix64(k->a ^ 0x5851f42d4c957f2dULL), mix64(k->b + 0x14057b7ef767814fULL), k->n };
+	a += k->a;
+	b += k->b;
+	n += k->n;
+	*key = (struct wlog_key){ mix64(a ^ 0x5851f42d4c957f2dULL), mix64(b + 0x14057b7ef767814fULL), n };
 	/* back to the prefix, the last change undone first */
 	while (k->nundo) {
 		struct undo u = k->undo[--k->nundo];

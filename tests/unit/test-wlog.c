@@ -747,6 +747,11 @@ TEST(content_keys)
 	CHECK(keys_same(&l, "prefix=5 add=5 torn=5:1", "prefix=6") == 1 &&
 		      keys_same(&l, "prefix=5 add=5 torn=5:0", "prefix=5") == 1,
 	      "a write torn to its one changed sector is the whole write; torn to its unchanged one, none");
+	CHECK(keys_same(&l, "prefix=6 add=6,7", "prefix=8") == 1 && keys_same(&l, "prefix=6 add=7", "prefix=6 add=6,7") == 0 &&
+		      keys_same(&l, "prefix=5 add=5,7 torn=7:0", "prefix=6 add=7 torn=7:0") == 1 &&
+		      keys_same(&l, "prefix=5 add=5,7", "prefix=5 add=5,7-8") == 0 &&
+		      keys_same(&l, "prefix=5 add=5,8", "prefix=5 add=5,7-8") == 1,
+	      "adds on separate sectors (keyed by their deltas over the prefix) and overlapping ones (applied in turn)");
 	CHECK(keys_same(&l, "prefix=8", "prefix=9") == 0, "a discard: another key");
 	CHECK(keys_same(&l, "prefix=9", "prefix=10") == 1, "a discard leaves zeros: the same key as zeros written");
 	CHECK(keys_same(&l, "prefix=7", "prefix=9") == 0,
