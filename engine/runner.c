@@ -518,6 +518,9 @@ static void content_keys(struct fsloop *L, struct wlog *log, const struct crash_
 		}
 	wlog_keyer_free(k);
 	L->sum->key_ms = (now_s() - t0) * 1000;
+	if (msg_verbose())
+		note("%s: content keys of %zu crash states in %.0f ms (%.0f MiB of write log read)", L->f->fs, n,
+		     L->sum->key_ms, (double)log->file_size / (1 << 20));
 }
 
 /* The recording's write log: its summary and its crash states. 0, or the exit code of a failure (fail_fs done). */

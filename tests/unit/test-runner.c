@@ -777,6 +777,30 @@ TEST(dedup_and_resume)
 	SAME_OR_SHOW(!strcmp(got, want), got, "and the run equals the reference");
 	free(want);
 	free(got);
+
+	/* The state at 5 took the checker down: stored as a failed mount, it is
+	 * no report to copy, and the state at 9 is checked. */
+	CHECK(crashdb_open(dbp, &db, &s.e) == 0, "the database again");
+	crashdb_sink(db, &sink);
+	setup(&s, wd);
+	s.fake.log = "wwFwFoFrF";
+	intr_install();
+	s.fake.crash_on_check = 2;
+	s.fake.stop_on_check = 3;
+	rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
+	CHECK(rc == 130 && s.sums[0].checked == 2, "stopped after the state at 5 took the checker down (%d, %zu)", rc,
+	      s.sums[0].checked);
+	teardown(&s);
+	intr_clear();
+	setup(&s, wd);
+	s.fake.log = "wwFwFoFrF";
+	rc = resume(&s, db, 2, status);
+	CHECK(rc >= 0 && s.sums[0].resumed == 2 && s.sums[0].checked == 2 && s.sums[0].deduplicated == 0 &&
+		      s.fake.checks == 2 + 3,
+	      "resumed: the state at 9 is checked, not a copy of the failed one (%d: %zu %zu %zu, %d checks)", rc,
+	      s.sums[0].resumed, s.sums[0].checked, s.sums[0].deduplicated, s.fake.checks);
+	teardown(&s);
+	crashdb_close(db);
 	free(dbp);
 	free(refp);
 	free(wd);
