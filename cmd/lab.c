@@ -229,7 +229,7 @@ static void cmd_crash(struct labcli *C, bool all)
 	struct run_params params = {
 		.w = &w, .guest = C->guest, .backend = &be, .size = C->size, .mode = CRASH_FLUSH, .seed = 1,
 		.workdir = run.workdir, .models = C->model_list, .nr_fbarrier = C->L.p.nr_fbarrier,
-		.nr_fdatabarrier = C->L.p.nr_fdatabarrier, .cut_now = 1,
+		.nr_fdatabarrier = C->L.p.nr_fdatabarrier, .cut_now = 1, .dedup = 1,
 		/* crash all: the states since the last crash, in which a later op had completed */
 		.cut_since_op = !all ? -1 : C->crashes ? (int)C->ops_at_crash + 1 : 0,
 	};

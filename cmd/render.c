@@ -26,6 +26,20 @@ void render_run_table(FILE *f, const struct run_info *run, const struct fs_summa
 		render_put(f, why, strcspn(why, "\n"));
 		fputc('\n', f);
 	}
+	/* what became of the states: checked in a guest, or a copy of an equal state's check */
+	for (size_t i = 0; i < n; i++) {
+		const struct fs_summary *s = &sums[i];
+		if (!s->built)
+			continue;
+		fprintf(f, "%-7s %zu states built = %zu deduplicated + %zu checked", s->fs, s->built, s->deduplicated,
+			s->checked);
+		if (s->resumed)
+			fprintf(f, " + %zu stored before the stop", s->resumed);
+		size_t done = s->resumed + s->deduplicated + s->checked;
+		if (done < s->built)
+			fprintf(f, " (%zu not reached)", s->built - done);
+		fprintf(f, "; %zu judged by copy\n", s->judged_once);
+	}
 	fprintf(f, "\n%-7s %-12s %6s %7s %6s %6s %6s  %s\n", "fs", "model", "LOST", "broken", "bonus", "kept", "gone",
 		"(broken: universal rules U1-U5, the same for every model)");
 	for (size_t i = 0; i < n; i++) {

@@ -75,6 +75,13 @@ static const char run_usage[] =
 	"One progress line covers the batch (workloads done, states/s, ETA); a line\n"
 	"per run and the batch's figures end it.\n"
 	"\n"
+	"deduplication: crash states whose rebuilt disks are the same (the same final\n"
+	"content of every sector their writes touch, hashed from the write log on the\n"
+	"host) are checked once; the others are stored with a copy of that check (its\n"
+	"times 0), and states with the same tree and the same ops completed are\n"
+	"judged once. The table says per file system how many states were built,\n"
+	"deduplicated and checked. --no-dedup checks and judges every state.\n"
+	"\n"
 	"crash modes:\n"
 	"  flush    one state per flush after setup, plus the final state (default)\n"
 	"  write    every prefix of the write log\n"
@@ -152,6 +159,7 @@ static int parse_args(struct cmd_ctx *ctx, int argc, char **argv, struct run_arg
 		{ OPT_LIST, 0, "mount-opts", &a->mount_opts, "FS:OPTS", "mount options for one fs; repeatable" },
 		{ OPT_STRING, 0, "size", &a->size_s, "SIZE", "test disk size (default 512M; xfs needs 300M)" },
 		{ OPT_STRING, 0, "model", &a->model_list, "LIST", "models to count and judge the exit status by, or 'all'" },
+		{ OPT_BOOL, 0, "no-dedup", &a->no_dedup, NULL, "check and judge every crash state, equal ones too" },
 		{ OPT_STRING, 0, "resume", &a->resume, "RUN", "go on with an interrupted or crashed run (id, last, last~N)" },
 		{ OPT_INT, 'j', "jobs", &a->jobs, "N", "a batch's workers, each with its own guests (default: the cores)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
@@ -346,6 +354,7 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 	struct run_params params = {
 		.w = &w, .guest = &guest, .backend = backend_qemu(), .size = size, .mode = mode, .seed = (uint64_t)a.seed,
 		.max_states = (size_t)a.max_states, .torn = a.torn, .workdir = run.workdir, .models = a.model_list,
+		.dedup = !a.no_dedup,
 	};
 	guest_barrier_syscalls(ctx->kernel, &params.nr_fbarrier, &params.nr_fdatabarrier);
 	struct sink sink;

@@ -14,7 +14,7 @@
 struct run_args {
 	const char *fs_list, *crash, *size_s, *model_list, *resume;
 	struct strvec mkfs_opts, mount_opts;
-	int seed, max_states, torn, check_only;
+	int seed, max_states, torn, check_only, no_dedup;
 	int jobs;                    /* -j N; -1 when not given */
 };
 void cmd_run_args_free(struct run_args *a);

@@ -271,6 +271,16 @@ bad:
 	return -1;
 }
 
+void check_report_copy(struct check_report *dst, const struct check_report *src)
+{
+	*dst = *src;
+	dst->mount_msg = src->mount_msg ? xstrdup(src->mount_msg) : NULL;
+	dst->fsck_output = src->fsck_output ? xstrdup(src->fsck_output) : NULL;
+	dst->nodes = src->n_nodes ? xcalloc(src->n_nodes, sizeof(*dst->nodes)) : NULL;
+	for (size_t i = 0; i < src->n_nodes; i++)
+		tree_node_copy(&dst->nodes[i], &src->nodes[i]);
+}
+
 void check_report_free(struct check_report *rep)
 {
 	free(rep->mount_msg);

@@ -100,5 +100,7 @@ struct check_report {
 int proto_state_parse(const struct fs_type *t, const char *payload, size_t len, struct check_report *rep,
 		      struct errbuf *e);
 void check_report_free(struct check_report *rep);
+/* A deep copy of src into dst, times and all (free with check_report_free). */
+void check_report_copy(struct check_report *dst, const struct check_report *src);
 
 #endif

@@ -164,6 +164,21 @@ char *tree_node_format(const struct tree_node *n)
 	return sbuf_detach(&b);
 }
 
+static char *dup_or_null(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+void tree_node_copy(struct tree_node *dst, const struct tree_node *src)
+{
+	*dst = *src;
+	dst->path = dup_or_null(src->path);
+	dst->xattrs = dup_or_null(src->xattrs);
+	dst->target = dup_or_null(src->target);
+	dst->blocks = dup_or_null(src->blocks);
+	dst->content = src->content ? xmemdup(src->content, src->content_len) : NULL;
+}
+
 void tree_node_free(struct tree_node *n)
 {
 	if (!n)

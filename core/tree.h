@@ -49,6 +49,8 @@ char *tree_node_format(const struct tree_node *n);
 /* Parse one line (without or with the newline). 0, or -1 on a malformed line. */
 int tree_node_parse(const char *line, struct tree_node *n);
 void tree_node_free(struct tree_node *n);
+/* A deep copy of src into dst (free with tree_node_free). */
+void tree_node_copy(struct tree_node *dst, const struct tree_node *src);
 
 /* Append name=value to an encoded xattrs field (malloc'd result; xattrs may
  * be NULL and is freed). */

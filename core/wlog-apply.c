@@ -114,8 +114,8 @@ static int check_extents(const struct wlog *l, const struct wlog_spec *s, uint64
 	return 0;
 }
 
-/* Check s against l before anything is written. */
-static int check_spec(const struct wlog *l, const struct wlog_spec *s, struct errbuf *eb)
+/* Check s against l before anything is written (wlog-priv.h). */
+int wlog_check_spec(const struct wlog *l, const struct wlog_spec *s, struct errbuf *eb)
 {
 	if (s->prefix > l->n) {
 		wlog_seterr(eb, "prefix %llu beyond the log's %zu entries", (unsigned long long)s->prefix, l->n);
@@ -183,7 +183,7 @@ int wlog_apply(const struct wlog *l, const struct wlog_spec *s, int dev_fd, uint
 {
 	if (bytes_written)
 		*bytes_written = 0;
-	if (check_spec(l, s, eb) < 0)
+	if (wlog_check_spec(l, s, eb) < 0)
 		return -1;
 	off_t dev_size = lseek(dev_fd, 0, SEEK_END);
 	if (dev_size < 0) {

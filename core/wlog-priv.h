@@ -18,4 +18,11 @@ void wlog_seterr(struct errbuf *eb, const char *fmt, ...) __attribute__((format(
 int wlog_pread_full(int fd, void *buf, size_t n, uint64_t off);
 int wlog_pwrite_full(int fd, const void *buf, size_t n, uint64_t off);
 
+struct wlog;
+struct wlog_spec;
+/* Is spec s one that can be applied to log l: indices in range and in
+ * order, torn entries applied writes, torn sectors inside them? 0, or -1
+ * with the message (wlog_apply's checks, shared with wlog_state_key). */
+int wlog_check_spec(const struct wlog *l, const struct wlog_spec *s, struct errbuf *eb);
+
 #endif

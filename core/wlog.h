@@ -189,4 +189,47 @@ int wlog_spec_applies(const struct wlog_spec *s, uint64_t i);
 int wlog_apply(const struct wlog *l, const struct wlog_spec *s, int dev_fd, uint64_t *bytes_written,
 	       struct errbuf *e);
 
+/*
+ * Content keys: two crash states whose rebuilt disks are the same have the
+ * same key, so the run loop checks one of them (engine/runner.c). The key
+ * stands for the final content of every 512-byte sector the state's spec
+ * touches, with wlog_apply's semantics: entries in log order, a torn write
+ * only in its pieces, a discard leaving zeros (so a discard and a write of
+ * zeros over the same sectors give the same key), flushes and marks
+ * nothing. Sectors no applied entry touches hold the base image's content
+ * in every state and are left out. Different touched sets give different
+ * keys even where their content happens to equal the base's: a missed
+ * duplicate, never a false one.
+ *
+ * Method. wlog_keyer_new reads the log's data once and hashes every
+ * 512-byte sector of every write (128 bits; 16 bytes of memory per 512 of
+ * data written). A state's key is a set hash over its touched sectors:
+ * sums, in two independent 64-bit lanes, of a mix of (sector, that
+ * sector's final data hash), with the count of touched sectors; equal sets
+ * of (sector, content) give equal keys whatever the entries that wrote
+ * them. The keyer keeps the sector -> content map of the last prefix it
+ * applied, so states given in ascending prefix order (as states_enumerate
+ * makes them) cost only their own entries: the whole enumeration costs
+ * about one pass over the log's sectors plus each state's add list.
+ */
+struct wlog_key {
+	uint64_t a, b;         /* the two lanes of the set hash */
+	uint64_t sectors;      /* 512-byte sectors the state touches */
+};
+
+static inline int wlog_key_equal(const struct wlog_key *x, const struct wlog_key *y)
+{
+	return x->a == y->a && x->b == y->b && x->sectors == y->sectors;
+}
+
+struct wlog_keyer;
+/* Hash the data of every write of l (one read of the log). *out is freed
+ * with wlog_keyer_free. 0, or -1 with a message in e (65): the log cannot
+ * be read, or its writes are spread wider than keys are made for. */
+int wlog_keyer_new(const struct wlog *l, struct wlog_keyer **out, struct errbuf *e);
+void wlog_keyer_free(struct wlog_keyer *k);
+/* The content key of crash state s (checked against the log as wlog_apply
+ * checks it). 0, or -1 with a message in e (65). */
+int wlog_state_key(struct wlog_keyer *k, const struct wlog_spec *s, struct wlog_key *key, struct errbuf *e);
+
 #endif

@@ -8,7 +8,8 @@
  * 'interrupted' whose recording was stored (the ops with their results,
  * the write log and the base image still on disk) goes on from its stored
  * states, which the run loop checks against the states the log gives
- * again; one whose recording never got stored is removed with everything
+ * again (their trees read too, so that a later state with the same content
+ * copies a stored report instead of being checked); one whose recording never got stored is removed with everything
  * under it and made again from a fresh recording.
  */
 #include "crashdb/db.h"
@@ -48,7 +49,7 @@ int crashdb_resume_fs(struct crashdb *db, const struct run_info *run, const stru
 			note("%s: its recording had not finished: recording it again", fps[i].fs);
 			continue;
 		}
-		if (crashdb_read_states(db, fr->id, CRASHDB_VERDICTS, &R->states[k], &R->nstates[k], e) < 0)
+		if (crashdb_read_states(db, fr->id, CRASHDB_VERDICTS | CRASHDB_TREE, &R->states[k], &R->nstates[k], e) < 0)
 			return -1;
 		R->r[i] = (struct fs_resume){ fr, R->states[k], R->nstates[k], !going };
 		fps[i].resume = &R->r[i];

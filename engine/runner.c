@@ -29,6 +29,7 @@
 
 #include "core/hmap.h"
 #include "core/wlog.h"
+#include "host/hash.h"
 #include "host/intr.h"
 #include "host/msg.h"
 #include "host/progress.h"
@@ -77,6 +78,32 @@ static void trees_add(struct trees *t, const char *hash)
 	strvec_push(&t->hashes, hash);
 }
 
+/* Judge once (run_params.dedup): the judgement of each distinct input to
+ * judge_state, by its key (judge_key). Bounded: past JCACHE_MAX bytes of
+ * judgements new inputs are judged without being kept. */
+#define JCACHE_MAX (32u << 20)
+struct jcache {
+	struct strvec keys;
+	struct judgement *j;
+	size_t n, cap, bytes;
+	struct hmap map;
+};
+
+static int same_jkey(const void *key, size_t idx, void *ctx)
+{
+	return !strcmp(key, ((const struct jcache *)ctx)->keys.v[idx]);
+}
+
+static void jcache_free(struct jcache *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		judgement_free(&c->j[i]);
+	free(c->j);
+	strvec_free(&c->keys);
+	hmap_free(&c->map);
+	memset(c, 0, sizeof(*c));
+}
+
 /* Everything one fs run's loop shares. */
 struct fsloop {
 	const struct run_params *p;
@@ -87,6 +114,8 @@ struct fsloop {
 	struct judge_run jr;
 	struct trees trees;
 	uint64_t last_flush;       /* the point of the last flush state: just after the log's last flush */
+	struct wlog_key *keys;     /* per state its content key; NULL: every state is checked */
+	struct jcache jc;          /* judge once */
 };
 
 static void fail_fs(struct fsloop *L, const char *outcome, int code, const char *msg)
@@ -116,10 +145,74 @@ static void account_state(struct fsloop *L, const struct state_result *st)
 		trees_add(&L->trees, st->check.tree_hash);
 }
 
+/*
+ * The key of everything judge_state reads of a state (judge/judge.c,
+ * judge/verdicts.c, judge/universal.c, judge/expect.c): the fs run's
+ * simulation and op results are the loop's own; of the check report the
+ * mount outcome, fsck's status and verdict and the observed tree, every
+ * field of every node (tree_node_format writes them all, in order); of the
+ * point only which ops completed (res[k].log_pos <= point: the judge
+ * compares it with nothing else). The set of completed ops is a prefix
+ * when log_pos grows with the ops, which a recording makes, but not in
+ * general (the lab leaves ops it never ran at log_pos 0), so the key holds
+ * the set itself. Kind, spec, index and times are not read by the judge.
+ * SHA-256 of all that, hex.
+ */
+static void judge_key(const struct fsloop *L, const struct state_result *st, char out[65])
+{
+	const struct check_report *c = &st->check;
+	struct hasher *h = hasher_new();
+	char head[96];
+	snprintf(head, sizeof(head), "%d %d %d %zu\n", c->mount_ok, c->fsck_status, c->fsck_clean, c->n_nodes);
+	hasher_adds(h, head);
+	for (size_t i = 0; i < c->n_nodes; i++) {
+		char *line = tree_node_format(&c->nodes[i]);
+		hasher_adds(h, line);
+		free(line);
+	}
+	size_t nops = L->fr.ops.n;
+	char *done = xmalloc(nops + 1);
+	for (size_t k = 0; k < nops; k++)
+		done[k] = L->jr.res[k].log_pos <= st->point ? '1' : '0';
+	done[nops] = '\0';
+	hasher_adds(h, done);
+	free(done);
+	hasher_done(h, out);
+}
+
+/* Judge a state, or copy the judgement of a state judged with the same input. */
+static void judge(struct fsloop *L, struct state_result *st)
+{
+	if (!L->p->dedup) {
+		judge_state(&L->jr, &st->check, st->point, &st->judge);
+		return;
+	}
+	struct jcache *c = &L->jc;
+	char key[65];
+	judge_key(L, st, key);
+	uint64_t h = fnv1a64(key, 16);
+	size_t i = hmap_get(&c->map, h, same_jkey, key, c);
+	if (i != HMAP_NONE) {
+		judgement_copy(&st->judge, &c->j[i]);
+		L->sum->judged_once++;
+		return;
+	}
+	judge_state(&L->jr, &st->check, st->point, &st->judge);
+	size_t bytes = sizeof(*c->j) + st->judge.n * sizeof(*st->judge.v) + 65;
+	if (c->bytes + bytes > JCACHE_MAX)
+		return;
+	ALLOC_GROW(c->j, c->n + 1, c->cap);
+	judgement_copy(&c->j[c->n], &st->judge);
+	strvec_push(&c->keys, key);
+	hmap_put(&c->map, h, c->n);
+	c->n++;
+	c->bytes += bytes;
+}
+
 /* Judge a checked state, count it, and hand it to the sink. */
 static int finish_state(struct fsloop *L, struct state_result *st, struct errbuf *e)
 {
-	judge_state(&L->jr, &st->check, st->point, &st->judge);
+	judge(L, st);
 	st->n_nodes = (int64_t)st->check.n_nodes;
 	account_state(L, st);
 	if (L->sink->state && L->sink->state(L->sink->ctx, &L->fr, st, e) < 0)
@@ -156,6 +249,88 @@ static int last_completed(const struct fsrun *fr, uint64_t point)
 
 
 /*
+ * Deduplication before checking (run_params.dedup): the states with equal
+ * content keys form a group, named by its first state; the first of a group
+ * that gets a whole check report (a checked state, or one stored before a
+ * resumed run stopped whose report was read whole) is its source, and every
+ * later state of the group gets a copy of that report instead of a check.
+ * A source is kept only while a later state of its group is to come.
+ */
+struct dedup {
+	size_t *group;                  /* per state: the index of its group's first state */
+	size_t *last;                   /* per group: the index of its last state */
+	struct check_report **src;      /* per group: the report to copy, or NULL */
+	char *owned;                    /* per group: src is a copy of ours to free */
+	struct hmap map;
+};
+
+static int same_key(const void *key, size_t idx, void *ctx)
+{
+	return wlog_key_equal(key, &((const struct wlog_key *)ctx)[idx]);
+}
+
+static void dedup_init(struct dedup *d, const struct wlog_key *keys, size_t n)
+{
+	memset(d, 0, sizeof(*d));
+	if (!keys)
+		return;
+	d->group = xcalloc(n ? n : 1, sizeof(*d->group));
+	d->last = xcalloc(n ? n : 1, sizeof(*d->last));
+	d->src = xcalloc(n ? n : 1, sizeof(*d->src));
+	d->owned = xcalloc(n ? n : 1, 1);
+	for (size_t i = 0; i < n; i++) {
+		uint64_t h = keys[i].a;
+		size_t g = hmap_get(&d->map, h, same_key, &keys[i], (void *)keys);
+		if (g == HMAP_NONE) {
+			hmap_put(&d->map, h, i);
+			g = i;
+		}
+		d->group[i] = g;
+		d->last[g] = i;
+	}
+}
+
+/* State i is done: its group's source goes when no later state needs it. */
+static void dedup_done(struct dedup *d, size_t i)
+{
+	if (!d->group)
+		return;
+	size_t g = d->group[i];
+	if (d->last[g] == i && d->src[g]) {
+		if (d->owned[g]) {
+			check_report_free(d->src[g]);
+			free(d->src[g]);
+		}
+		d->src[g] = NULL;
+	}
+}
+
+static void dedup_free(struct dedup *d, size_t n)
+{
+	for (size_t g = 0; d->src && g < n; g++)
+		if (d->src[g] && d->owned[g]) {
+			check_report_free(d->src[g]);
+			free(d->src[g]);
+		}
+	free(d->group);
+	free(d->last);
+	free(d->src);
+	free(d->owned);
+	hmap_free(&d->map);
+	memset(d, 0, sizeof(*d));
+}
+
+/* Does a stored state have the whole report a copy needs: a real check
+ * (not a checker guest that went down on it) with its tree read back? */
+static int report_whole(const struct state_result *s)
+{
+	const struct check_report *c = &s->check;
+	if (c->mount_msg && !strncmp(c->mount_msg, "checker guest: ", 15))
+		return 0;
+	return c->n_nodes == (size_t)s->n_nodes && (c->n_nodes == 0 || c->nodes) && c->fsck_output;
+}
+
+/*
  * Check every state in checker guests, judging and storing each. 0, or -1
  * when the sink failed (e set); a guest or checker failure ends the fs run
  * through fail_fs.
@@ -176,9 +351,13 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 	int guest_failures = 0; /* consecutive states that took the checker guest down */
 	int r = 0, refused = 0;
 	size_t checked = 0;
+	struct dedup dd;
+	dedup_init(&dd, L->keys, nstates);
+	L->sum->built = nstates;
 	for (size_t i = 0; i < nstates && o == VM_OK && r == 0; i++) {
 		const struct crash_state *cs = &states[i];
 		const struct state_result *old = stored_state(L, cs->idx);
+		size_t g = dd.group ? dd.group[i] : 0;
 		if (old) {
 			/* checked before the run stopped: the log must give the same state */
 			if (strcmp(old->spec, cs->text)) {
@@ -189,6 +368,10 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 				break;
 			}
 			account_state(L, old);
+			L->sum->resumed++;
+			if (dd.group && !dd.src[g] && report_whole(old))
+				dd.src[g] = (struct check_report *)&old->check; /* borrowed from the resume */
+			dedup_done(&dd, i);
 			checked++;
 			continue;
 		}
@@ -203,6 +386,19 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 		struct state_result st = { .idx = cs->idx, .kind = xstrdup(cs->kind), .spec = xstrdup(cs->text),
 					   .point = (int64_t)cs->point,
 					   .last_completed_op = last_completed(&L->fr, cs->point) };
+		if (dd.group && dd.src[g]) {
+			/* the same disk as a state checked before: its report, no time claimed twice */
+			struct check_report *c = &st.check;
+			check_report_copy(c, dd.src[g]);
+			c->bytes = 0;
+			c->ms_replay = c->ms_mount = c->ms_capture = c->ms_fsck = c->ms_other = c->ms_host = 0;
+			L->sum->deduplicated++;
+			r = finish_state(L, &st, e);
+			state_result_free(&st);
+			dedup_done(&dd, i);
+			checked++;
+			continue;
+		}
 		o = b->check(ck, cs->text, &st.check, &ce);
 		if (o == VM_INTERRUPTED) {
 			state_result_free(&st);
@@ -219,8 +415,10 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 			st.check.fsck_status = -1;
 			st.check.fsck_output = xstrdup("");
 			free(log);
+			L->sum->checked++;
 			r = finish_state(L, &st, e);
 			state_result_free(&st);
+			dedup_done(&dd, i);
 			checked++;
 			guest_failures++;
 			o = b->checker_start(b, &co, &ck, &ce);
@@ -242,10 +440,18 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 			refused = 1;
 			break;
 		}
+		L->sum->checked++;
+		if (dd.group && dd.last[g] > i && !dd.src[g]) {
+			dd.src[g] = xmalloc(sizeof(*dd.src[g]));
+			check_report_copy(dd.src[g], &st.check);
+			dd.owned[g] = 1;
+		}
 		r = finish_state(L, &st, e);
 		state_result_free(&st);
+		dedup_done(&dd, i);
 		checked++;
 	}
+	dedup_free(&dd, nstates);
 	/* every checker guest's console stays with the fs run */
 	char *console = xasprintf("%s/%s.check-console.log", p->workdir, fs);
 	if (o == VM_INTERRUPTED) {
@@ -292,6 +498,33 @@ static void cut_now(struct fsloop *L, struct crash_state *st, size_t *n)
 	*n = k;
 }
 
+/* The content key of every state (L->keys), or none when they cannot be
+ * made (then every state is checked, as with dedup off). */
+static void content_keys(struct fsloop *L, struct wlog *log, const struct crash_state *st, size_t n)
+{
+	double t0 = now_s();
+	struct errbuf ke;
+	struct wlog_keyer *k;
+	if (wlog_keyer_new(log, &k, &ke) < 0) {
+		warning("%s: every crash state is checked: no content keys: %s", L->f->fs, ke.msg);
+		return;
+	}
+	L->keys = xcalloc(n ? n : 1, sizeof(*L->keys));
+	for (size_t i = 0; i < n; i++)
+		if (wlog_state_key(k, &st[i].spec, &L->keys[i], &ke) < 0) {
+			warning("%s: every crash state is checked: no content key for state %d: %s", L->f->fs, st[i].idx,
+				ke.msg);
+			free(L->keys);
+			L->keys = NULL;
+			break;
+		}
+	wlog_keyer_free(k);
+	L->sum->key_ms = (now_s() - t0) * 1000;
+	if (msg_verbose())
+		note("%s: content keys of %zu crash states in %.0f ms (%.0f MiB of write log read)", L->f->fs, n,
+		     L->sum->key_ms, (double)log->file_size / (1 << 20));
+}
+
 /* The recording's write log: its summary and its crash states. 0, or the exit code of a failure (fail_fs done). */
 static int read_log(struct fsloop *L, struct crash_state **states, size_t *nstates)
 {
@@ -329,10 +562,12 @@ static int read_log(struct fsloop *L, struct crash_state **states, size_t *nstat
 		fail_fs(L, "error", EXIT_DATAERR, le.msg);
 		rc = EXIT_DATAERR;
 	}
-	wlog_close(&log);
-	close(lfd);
 	if (!rc && p->cut_now)
 		cut_now(L, *states, nstates);
+	if (!rc && p->dedup)
+		content_keys(L, &log, *states, *nstates);
+	wlog_close(&log);
+	close(lfd);
 	return rc;
 }
 
@@ -358,6 +593,7 @@ static int count_finished(struct fsloop *L)
 		L->sum->models = 0;
 	for (size_t i = 0; i < r->ndone; i++)
 		account_state(L, &r->done[i]);
+	L->sum->built = L->sum->resumed = r->ndone;
 	snprintf(L->sum->outcome, sizeof(L->sum->outcome), "%s", r->fr->outcome ? r->fr->outcome : "ok");
 	snprintf(L->sum->error, sizeof(L->sum->error), "%s", r->fr->error ? r->fr->error : "");
 	L->sum->exit_code = outcome_exit(r->fr->outcome);
@@ -489,6 +725,8 @@ end:
 	if (r == 0 && sink->fsrun_end && sink->fsrun_end(sink->ctx, fr, e) < 0)
 		r = -1;
 	states_free(states, nstates);
+	free(L.keys);
+	jcache_free(&L.jc);
 	if (judging)
 		judge_run_free(&L.jr);
 	/* The overlay is throw-away; the log stays with the run so any state can be rebuilt. */

@@ -38,11 +38,19 @@ struct run_params {
 	int cut_now;
 	int cut_since_op;
 	int quiet;                          /* no progress lines (a batch's workers: the batch has one) */
+	/* Deduplication (crashlab run's default; --no-dedup turns it off):
+	 * states whose rebuilt disks are the same (core/wlog.h content keys)
+	 * are checked once, the others getting a copy of that check report with
+	 * its times 0; states with the same input to the judge are judged once.
+	 * 0: every state is checked and judged. */
+	int dedup;
 };
 
 /* What a resumed fs run already has (crashlab run --resume): its stored
  * fs run with the recording, ops and results, and the states stored
- * before the run stopped, with their verdicts. */
+ * before the run stopped, with their verdicts (and their trees: with
+ * dedup, a later state with the same content copies a stored report that
+ * is whole, and is checked otherwise). */
 struct fs_resume {
 	const struct fsrun *fr;
 	const struct state_result *done;
@@ -69,6 +77,13 @@ struct fs_summary {
 	unsigned models;                    /* the models selected for this fs (bit set) */
 	size_t verdicts[MODEL_COUNT + 1][V_COUNT]; /* verdict counts per model (and universal) */
 	size_t judged, unexplained;         /* states judged; states no set of ops explains */
+	/* What became of the crash states: built (enumerated) = resumed (stored
+	 * before a resumed run stopped, counted) + deduplicated (a copy of an
+	 * equal state's check report) + checked (sent to a checker guest) +
+	 * those not reached when the fs run stopped. */
+	size_t built, resumed, deduplicated, checked;
+	size_t judged_once;                 /* judgements copied from a state with the same input to the judge */
+	double key_ms;                      /* time spent on content keys (reading and hashing the log included) */
 };
 
 /* One file system: record, enumerate, check, judge and hand every state to

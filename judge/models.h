@@ -91,6 +91,8 @@ int expect_validate(const struct wl_workload *w, struct errbuf *e);
 void expect_judge(const struct sim *s, const struct op_result *res, const struct check_report *st, int64_t point,
 		  struct judgement *out);
 void judgement_free(struct judgement *j);
+/* A deep copy of src into dst (free with judgement_free). */
+void judgement_copy(struct judgement *dst, const struct judgement *src);
 
 /* The rule table, for documentation and tests: id, its models (bit set) and citation. */
 struct rule_info {

@@ -996,6 +996,13 @@ void model_judge(const struct sim *s, const struct op_result *res, const struct 
 		out->count[out->v[i].model][out->v[i].kind]++;
 }
 
+void judgement_copy(struct judgement *dst, const struct judgement *src)
+{
+	*dst = *src;
+	dst->v = src->n ? xmemdup(src->v, src->n * sizeof(*src->v)) : NULL;
+	dst->marks = src->marks ? xstrdup(src->marks) : NULL;
+}
+
 void judgement_free(struct judgement *j)
 {
 	free(j->v);

@@ -4,7 +4,8 @@
  * scans, every entry must lie inside the file, the counts must add up, every
  * entry's data must be readable, and a crash state (given on a first line
  * "spec: ..." or else every flush point) must rebuild or be refused with a
- * message, never write outside what the log names. */
+ * message, never write outside what the log names; one that rebuilds has a
+ * content key. */
 #include <errno.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -49,6 +50,16 @@ static void replay(const struct wlog *l, const char *spec_text)
 				bound += l->e[i].nr_sectors * l->sectorsize;
 		FUZZ_ASSERT(written <= bound, "replay wrote %llu bytes, the applied writes and discards hold %llu",
 			    (unsigned long long)written, (unsigned long long)bound);
+		/* a state that rebuilds has a content key, unless the log is too big to key (said) */
+		struct wlog_keyer *k;
+		struct wlog_key key;
+		struct errbuf e3 = { 0 };
+		if (wlog_keyer_new(l, &k, &e3) < 0) {
+			FUZZ_ASSERT(e3.msg[0] != '\0', "wlog_keyer_new failed without a message");
+		} else {
+			FUZZ_ASSERT(wlog_state_key(k, &s, &key, &e3) == 0, "a state that rebuilds has no key: %s", e3.msg);
+			wlog_keyer_free(k);
+		}
 	}
 	close(dev);
 	wlog_spec_free(&s);

@@ -51,7 +51,10 @@ static void put64(unsigned char *p, uint64_t v)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* entries: 'w' a one-sector write, 'F' a flush. The superblock counts all. */
+/* entries: 'w' a one-sector write (entry i: sector 100 + i, bytes 'a' + i),
+ * 'F' a flush, 'r' the last 'w' again (its sector and bytes), 'o' its
+ * sector overwritten with other bytes, 'x' a write outside the sectors the
+ * fake checker looks at (50 + i). The superblock counts all. */
 static int write_log(const char *path, const char *entries)
 {
 	struct sbuf b = SBUF_INIT;
@@ -62,15 +65,20 @@ static int write_log(const char *path, const char *entries)
 	put64(sec + 16, n);
 	sec[25] = 2; /* 512 */
 	sbuf_add(&b, sec, sizeof(sec));
+	size_t lastw = 0;
 	for (size_t i = 0; i < n; i++) {
 		memset(sec, 0, sizeof(sec));
-		int w = entries[i] == 'w';
-		put64(sec, w ? 100 + i : 0);
+		char c = entries[i];
+		int w = c != 'F';
+		if (c == 'w')
+			lastw = i;
+		uint64_t sector = c == 'w' ? 100 + i : c == 'x' ? 50 + i : 100 + lastw;
+		put64(sec, w ? sector : 0);
 		put64(sec + 8, w);
 		put64(sec + 16, w ? 0 : WLOG_FLUSH);
 		sbuf_add(&b, sec, sizeof(sec));
 		if (w) {
-			memset(sec, (int)('a' + i), sizeof(sec));
+			memset(sec, (int)(c == 'o' ? 'A' + i : c == 'x' ? 'a' + i : 'a' + lastw), sizeof(sec));
 			sbuf_add(&b, sec, sizeof(sec));
 		}
 	}
@@ -90,6 +98,7 @@ struct fake {
 	int lose_rename;         /* the final tree has the new A/foo but not A/bar (what f2fs keeps) */
 	int starts, checks;      /* how often a checker started, states it was asked */
 	const char *log;         /* the fixture log's entries, NULL: "wwFwFwF" */
+	char log_path[512];      /* the log the checker rebuilds states from */
 };
 
 static int fake_record(const struct backend *b, const struct record_opts *o, struct recording *rec)
@@ -129,7 +138,7 @@ static enum vm_outcome fake_start(const struct backend *b, const struct checker_
 	struct fake *f = b->ctx;
 	f->starts++;
 	*out = (struct checker *)f;
-	(void)o;
+	snprintf(f->log_path, sizeof(f->log_path), "%s", o->log_path);
 	(void)e;
 	return VM_OK;
 }
@@ -160,7 +169,41 @@ static void text_node(struct check_report *r, const char *path, uint64_t ino, co
 	t->content_len = len;
 }
 
-/* The tree at each crash point: nothing of the run at 3, the rename at 5, everything at 7. */
+/* How many of the run's sectors (100 + 3 on) the state's rebuilt disk holds:
+ * the state is built for real (wlog_apply onto a scratch disk), so equal
+ * disks give equal trees whatever their specs. -1 when it cannot be built. */
+static int run_sectors(const struct fake *f, const char *spec)
+{
+	int lfd = open(f->log_path, O_RDONLY), dfd = -1, n = -1;
+	char *disk = xasprintf("%s.disk", f->log_path);
+	struct wlog l;
+	struct wlog_spec s = { 0 };
+	struct errbuf e;
+	if (lfd < 0 || wlog_open(&l, lfd, &e) < 0)
+		goto out;
+	dfd = open(disk, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (dfd >= 0 && ftruncate(dfd, 1 << 20) == 0 && wlog_spec_parse(spec, &s, &e) == 0 &&
+	    wlog_apply(&l, &s, dfd, NULL, &e) == 0) {
+		n = 0;
+		unsigned char sec[512], zero[512] = { 0 };
+		for (int k = 103; k < 160; k++)
+			n += pread(dfd, sec, 512, (off_t)k * 512) == 512 && memcmp(sec, zero, 512);
+	}
+	wlog_spec_free(&s);
+	wlog_close(&l);
+out:
+	if (lfd >= 0)
+		close(lfd);
+	if (dfd >= 0)
+		close(dfd);
+	unlink(disk);
+	free(disk);
+	return n;
+}
+
+/* The tree a state shows, from its disk: nothing of the run with none of
+ * the run's sectors, the rename with one (the fixture log: at 5), everything
+ * with two or more (at 7). */
 static enum vm_outcome fake_check(struct checker *c, const char *spec, struct check_report *rep, struct errbuf *e)
 {
 	struct fake *f = (struct fake *)c;
@@ -176,23 +219,27 @@ static enum vm_outcome fake_check(struct checker *c, const char *spec, struct ch
 		errbuf_set(e, EXIT_PANIC, "guest kernel panic: Kernel panic - not syncing: test");
 		return VM_PANIC;
 	}
-	unsigned prefix = 0;
-	sscanf(spec, "prefix=%u", &prefix);
+	int sectors = run_sectors(f, spec);
+	if (sectors < 0) {
+		errbuf_set(e, EXIT_DATAERR, "cannot rebuild '%s'", spec);
+		return VM_OK;
+	}
 	rep->mount_ok = 1;
+	rep->ms_replay = rep->ms_mount = rep->ms_fsck = 1; /* a check takes time */
 	rep->fsck_clean = 1;
 	rep->fsck_output = xstrdup("clean\n");
 	rep->nodes = xcalloc(4, sizeof(*rep->nodes));
 	text_node(rep, "A", 10, NULL);
-	if (prefix < 5) {
+	if (sectors < 1) {
 		text_node(rep, "A/foo", 11, "hello");
-	} else if (f->lose_rename && prefix >= 7) {
+	} else if (f->lose_rename && sectors >= 2) {
 		text_node(rep, "A/foo", 12, "world");
 	} else {
 		text_node(rep, "A/bar", 11, "hello");
-		if (prefix >= 7)
+		if (sectors >= 2)
 			text_node(rep, "A/foo", 12, "world");
 	}
-	snprintf(rep->tree_hash, sizeof(rep->tree_hash), "%016x", prefix);
+	snprintf(rep->tree_hash, sizeof(rep->tree_hash), "%016x", sectors + (f->lose_rename && sectors >= 2 ? 16 : 0));
 	return VM_OK;
 }
 
@@ -274,7 +321,7 @@ static void setup(struct setup *s, const char *workdir)
 	s->guest.accel = "tcg";
 	s->params = (struct run_params){ .w = &s->w, .guest = &s->guest, .backend = &s->backend, .size = 512 << 20,
 					 .mode = CRASH_FLUSH, .seed = 1, .workdir = workdir, .nr_fbarrier = -1,
-					 .nr_fdatabarrier = -1 };
+					 .nr_fdatabarrier = -1, .dedup = 1 };
 	s->fs[0] = (struct fs_params){ .fs = "ext4" };
 	s->fs[1] = (struct fs_params){ .fs = "f2fs" };
 	s->run = (struct run_info){ .started_at = xstrdup("2026-01-01T00:00:00Z"), .cmdline = xstrdup("crashlab run seed.wl"),
@@ -613,6 +660,150 @@ TEST(interrupt_and_resume)
 	free(want);
 	free(wd);
 	free(dbp);
+}
+
+/* ---- deduplication ---- */
+
+/* Run the two fs of s into a fresh database dbp (in its own folder); the
+ * run's exit code. */
+static int run_into(struct setup *s, const char *dbp)
+{
+	struct crashdb *db;
+	if (crashdb_open(dbp, &db, &s->e) < 0)
+		return -1;
+	struct sink sink;
+	crashdb_sink(db, &sink);
+	int rc = runner_run(&s->params, s->fs, 2, &s->run, &sink, s->sums, &s->e);
+	crashdb_close(db);
+	return rc;
+}
+
+/* A log whose states repeat a disk ('r': the same bytes written again) and
+ * repeat a tree on another disk ('x': a write the tree does not show):
+ * states at 3, 5, 7 (= the disk of 5), 9 (another disk, the tree of 7) and 11. */
+static const char dup_log[] = "wwFwFrFxFwF";
+
+TEST(dedup_same_results)
+{
+	char *wd_off = xasprintf("%s/plain", dir), *wd_on = xasprintf("%s/dedup", dir);
+	mkdir_p(wd_off, 0755);
+	mkdir_p(wd_on, 0755);
+	char *db_off = xasprintf("%s/plain.db", wd_off), *db_on = xasprintf("%s/dedup.db", wd_on);
+	struct setup s;
+
+	setup(&s, wd_off);
+	s.fake.log = dup_log;
+	s.params.dedup = 0;
+	int rc_off = run_into(&s, db_off);
+	CHECK(rc_off >= 0 && s.fake.checks == 10, "--no-dedup: every state of both fs is checked (%d, %d checks)", rc_off,
+	      s.fake.checks);
+	CHECK(s.sums[0].built == 5 && s.sums[0].checked == 5 && s.sums[0].deduplicated == 0 && s.sums[0].judged_once == 0,
+	      "and counted as built 5 = checked 5, none deduplicated or judged by copy (%zu %zu %zu %zu)", s.sums[0].built,
+	      s.sums[0].checked, s.sums[0].deduplicated, s.sums[0].judged_once);
+	teardown(&s);
+
+	setup(&s, wd_on);
+	s.fake.log = dup_log;
+	int rc = run_into(&s, db_on);
+	CHECK(rc == rc_off && s.fake.checks == 8,
+	      "dedup: the same exit code, and the checker gets the 4 distinct disks of each fs, not 5 (%d, %d checks)", rc,
+	      s.fake.checks);
+	CHECK(s.sums[0].built == 5 && s.sums[0].deduplicated == 1 && s.sums[0].checked == 4 &&
+		      s.sums[1].built == s.sums[1].deduplicated + s.sums[1].checked,
+	      "built 5 = 1 deduplicated + 4 checked (%zu %zu %zu)", s.sums[0].built, s.sums[0].deduplicated,
+	      s.sums[0].checked);
+	CHECK(s.sums[0].judged_once == 1 && s.sums[0].judged == 5,
+	      "the state with another disk but the tree and completed ops of the one before is judged by copy; all 5 "
+	      "judged (%zu, %zu)", s.sums[0].judged_once, s.sums[0].judged);
+	teardown(&s);
+
+	char *want = dump_run(db_off, 1), *got = dump_run(db_on, 1);
+	SAME_OR_SHOW(!strcmp(got, want) && strstr(got, "prefix=7"), got,
+		     "both store the same states: spec, point, check, tree and verdicts, times and ids aside");
+	free(want);
+	free(got);
+	want = sql_text(db_on, "SELECT group_concat(ms_replay + ms_mount + ms_capture + ms_fsck + ms_other, ',') FROM states"
+			       " WHERE idx = 2");
+	CHECK(!strcmp(want, "0.0,0.0"), "the copy claims no time (%s)", want);
+	free(want);
+	free(wd_off);
+	free(wd_on);
+	free(db_off);
+	free(db_on);
+}
+
+/* A state whose disk was checked before the run stopped: resumed, it gets
+ * the stored report (read whole, tree and all) instead of a check. States
+ * at 3, 5, 7 (another disk) and 9 (the disk of 5 again). */
+TEST(dedup_and_resume)
+{
+	char *wd = xasprintf("%s/dresume", dir);
+	mkdir_p(wd, 0755);
+	char *dbp = xasprintf("%s/r.db", wd), *refp = xasprintf("%s/ref.db", wd);
+	struct setup s;
+	setup(&s, wd);
+	s.fake.log = "wwFwFoFrF";
+	s.params.dedup = 0;
+	int rc_ref = run_into(&s, refp);
+	CHECK(rc_ref >= 0, "the reference: every state checked (%d)", rc_ref);
+	teardown(&s);
+
+	struct crashdb *db;
+	CHECK(crashdb_open(dbp, &db, &s.e) == 0, "a database");
+	struct sink sink;
+	crashdb_sink(db, &sink);
+	setup(&s, wd);
+	s.fake.log = "wwFwFoFrF";
+	intr_install();
+	s.fake.stop_on_check = 3; /* the state at 7 */
+	int rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
+	CHECK(rc == 130 && s.sums[0].checked == 2, "stopped after ext4's states at 3 and 5 (%d, %zu)", rc,
+	      s.sums[0].checked);
+	teardown(&s);
+	intr_clear();
+
+	setup(&s, wd);
+	s.fake.log = "wwFwFoFrF";
+	char status[16];
+	rc = resume(&s, db, 1, status);
+	CHECK(rc == rc_ref && s.fake.checks == 1 + 3, "resumed: ext4 checks only the state at 7, f2fs its 3 disks (%d, %d)", rc,
+	      s.fake.checks);
+	CHECK(s.sums[0].resumed == 2 && s.sums[0].checked == 1 && s.sums[0].deduplicated == 1,
+	      "ext4: 2 stored before the stop, 1 checked, 1 a copy of a stored report (%zu %zu %zu)", s.sums[0].resumed,
+	      s.sums[0].checked, s.sums[0].deduplicated);
+	teardown(&s);
+	crashdb_close(db);
+	char *want = dump_run(refp, 1), *got = dump_run(dbp, 1);
+	SAME_OR_SHOW(!strcmp(got, want), got, "and the run equals the reference");
+	free(want);
+	free(got);
+
+	/* The state at 5 took the checker down: stored as a failed mount, it is
+	 * no report to copy, and the state at 9 is checked. */
+	CHECK(crashdb_open(dbp, &db, &s.e) == 0, "the database again");
+	crashdb_sink(db, &sink);
+	setup(&s, wd);
+	s.fake.log = "wwFwFoFrF";
+	intr_install();
+	s.fake.crash_on_check = 2;
+	s.fake.stop_on_check = 3;
+	rc = runner_run(&s.params, s.fs, 2, &s.run, &sink, s.sums, &s.e);
+	CHECK(rc == 130 && s.sums[0].checked == 2, "stopped after the state at 5 took the checker down (%d, %zu)", rc,
+	      s.sums[0].checked);
+	teardown(&s);
+	intr_clear();
+	setup(&s, wd);
+	s.fake.log = "wwFwFoFrF";
+	rc = resume(&s, db, 2, status);
+	CHECK(rc >= 0 && s.sums[0].resumed == 2 && s.sums[0].checked == 2 && s.sums[0].deduplicated == 0 &&
+		      s.fake.checks == 2 + 3,
+	      "resumed: the state at 9 is checked, not a copy of the failed one (%d: %zu %zu %zu, %d checks)", rc,
+	      s.sums[0].resumed, s.sums[0].checked, s.sums[0].deduplicated, s.fake.checks);
+	teardown(&s);
+	crashdb_close(db);
+	free(dbp);
+	free(refp);
+	free(wd);
 }
 
 /* ---- a store that fails half-way ---- */

@@ -636,4 +636,219 @@ TEST(log_reader_and_replay)
 		printf("# could not remove %s\n", tmpdir);
 }
 
+/* ---- content keys ---- */
+
+static char keydir[] = "/tmp/crashlab-wkey.XXXXXX";
+
+/* The key of spec text on k; sets *ok = 0 when it cannot be made. */
+static struct wlog_key key_of(struct wlog_keyer *k, const char *text, int *ok)
+{
+	struct wlog_spec s;
+	struct wlog_key key = { 0 };
+	struct errbuf eb = { 0 };
+	if (wlog_spec_parse(text, &s, &eb) < 0 || wlog_state_key(k, &s, &key, &eb) < 0) {
+		printf("# key of '%s': %s\n", text, eb.msg);
+		*ok = 0;
+	}
+	wlog_spec_free(&s);
+	return key;
+}
+
+/* Do the two specs have equal keys (on a fresh keyer each, and on one
+ * keyer in the order given)? -1 when they disagree or fail. */
+static int keys_same(const struct wlog *l, const char *x, const char *y)
+{
+	struct wlog_keyer *k1, *k2;
+	struct errbuf eb = { 0 };
+	if (wlog_keyer_new(l, &k1, &eb) < 0 || wlog_keyer_new(l, &k2, &eb) < 0) {
+		printf("# keyer: %s\n", eb.msg);
+		return -1;
+	}
+	int ok = 1;
+	struct wlog_key kx = key_of(k1, x, &ok), ky = key_of(k1, y, &ok);
+	struct wlog_key fy = key_of(k2, y, &ok), fx = key_of(k2, x, &ok);
+	wlog_keyer_free(k1);
+	wlog_keyer_free(k2);
+	if (!ok || !wlog_key_equal(&kx, &fx) || !wlog_key_equal(&ky, &fy)) {
+		printf("# '%s' / '%s': the key depends on the order states are given\n", x, y);
+		return -1;
+	}
+	return wlog_key_equal(&kx, &ky);
+}
+
+/* Replay spec text onto a copy of base into img (DISK bytes). */
+static int replay_into(const struct wlog *l, const char *text, unsigned char *img)
+{
+	struct wlog_spec s;
+	struct errbuf eb = { 0 };
+	if (wlog_spec_parse(text, &s, &eb) < 0)
+		return -1;
+	char path[300];
+	snprintf(path, sizeof(path), "%s/disk.img", keydir);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	int rc = fd >= 0 && write(fd, base, DISK) == DISK && wlog_apply(l, &s, fd, NULL, &eb) == 0 &&
+			 pread(fd, img, DISK, 0) == DISK ? 0 : -1;
+	if (fd >= 0)
+		close(fd);
+	wlog_spec_free(&s);
+	return rc;
+}
+
+static int open_log(const char *name, const struct lb *b, struct wlog *l)
+{
+	char path[300];
+	snprintf(path, sizeof(path), "%s/%s", keydir, name);
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	struct errbuf eb = { 0 };
+	if (fd < 0 || write(fd, b->buf, b->len) != (ssize_t)b->len || wlog_open(l, fd, &eb) < 0) {
+		printf("# %s: %s\n", name, eb.msg);
+		return -1;
+	}
+	return fd;
+}
+
+TEST(content_keys)
+{
+	if (!mkdtemp(keydir))
+		SKIP("cannot make a temporary directory");
+	fill(base, DISK, 7);
+	struct lb b;
+	lb_init(&b, 512);
+	unsigned char two[1024], zeros[2048] = { 0 };
+	fill(two, sizeof(two), 11);
+	lb_entry(&b, 10, 2, 0, 0, NULL, 0, two, 1024);          /* 0: A at 10-11 */
+	lb_flush(&b);                                           /* 1 */
+	lb_entry(&b, 10, 2, 0, 0, NULL, 0, two, 1024);          /* 2: A again, the same bytes */
+	lb_flush(&b);                                           /* 3 */
+	lb_mark(&b, "m");                                       /* 4 */
+	two[600] ^= 1;
+	lb_entry(&b, 10, 2, 0, 0, NULL, 0, two, 1024);          /* 5: A with one byte of sector 11 changed */
+	two[600] ^= 1;
+	lb_entry(&b, 10, 2, 0, 0, NULL, 0, two, 1024);          /* 6: A back */
+	lb_write(&b, 40, 4, 3);                                 /* 7: B at 40-43 */
+	lb_discard(&b, 40, 4);                                  /* 8: B discarded */
+	lb_entry(&b, 40, 4, 0, 0, NULL, 0, zeros, 2048);        /* 9: zeros written over 40-43 */
+	lb_flush(&b);                                           /* 10 */
+	lb_super(&b, WLOG_MAGIC, 1, b.n, 512);
+	struct wlog l;
+	int fd = open_log("k.log", &b, &l);
+	CHECK(fd >= 0, "a log with rewrites, a discard and zeros");
+
+	CHECK(keys_same(&l, "prefix=1", "prefix=3") == 1, "the same bytes written again: the same key");
+	CHECK(keys_same(&l, "prefix=1", "prefix=0 add=2") == 1, "another entry set with the same content: the same key");
+	CHECK(keys_same(&l, "prefix=3", "prefix=5") == 1, "flushes and marks change nothing");
+	CHECK(keys_same(&l, "prefix=5", "prefix=6") == 0, "one byte of one sector different: another key");
+	CHECK(keys_same(&l, "prefix=5", "prefix=7") == 1, "rewritten back: the same key again");
+	CHECK(keys_same(&l, "prefix=5", "prefix=5 add=5") == 0 && keys_same(&l, "prefix=5 add=5", "prefix=6") == 1,
+	      "an add list keys as the prefix it equals");
+	CHECK(keys_same(&l, "prefix=7 add=7 torn=7:1-2", "prefix=8") == 0 &&
+		      keys_same(&l, "prefix=7 add=7 torn=7:1-2", "prefix=7 add=7 torn=7:1+3") == 0,
+	      "a torn write: another key than the whole write, and than another tear");
+	CHECK(keys_same(&l, "prefix=5 add=5 torn=5:1", "prefix=6") == 1 &&
+		      keys_same(&l, "prefix=5 add=5 torn=5:0", "prefix=5") == 1,
+	      "a write torn to its one changed sector is the whole write; torn to its unchanged one, none");
+	CHECK(keys_same(&l, "prefix=6 add=6,7", "prefix=8") == 1 && keys_same(&l, "prefix=6 add=7", "prefix=6 add=6,7") == 0 &&
+		      keys_same(&l, "prefix=5 add=5,7 torn=7:0", "prefix=6 add=7 torn=7:0") == 1 &&
+		      keys_same(&l, "prefix=5 add=5,7", "prefix=5 add=5,7-8") == 0 &&
+		      keys_same(&l, "prefix=5 add=5,8", "prefix=5 add=5,7-8") == 1,
+	      "adds on separate sectors (keyed by their deltas over the prefix) and overlapping ones (applied in turn)");
+	CHECK(keys_same(&l, "prefix=8", "prefix=9") == 0, "a discard: another key");
+	CHECK(keys_same(&l, "prefix=9", "prefix=10") == 1, "a discard leaves zeros: the same key as zeros written");
+	CHECK(keys_same(&l, "prefix=7", "prefix=9") == 0,
+	      "a discarded range is touched: not the key of the state that never wrote it");
+	struct wlog_keyer *k;
+	struct errbuf eb = { 0 };
+	CHECK(wlog_keyer_new(&l, &k, &eb) == 0, "a keyer");
+	struct wlog_spec bad;
+	struct wlog_key key;
+	wlog_spec_parse("prefix=12", &bad, &eb);
+	CHECK(wlog_state_key(k, &bad, &key, &eb) < 0 && strstr(eb.msg, "beyond the log"),
+	      "a spec beyond the log is refused as wlog_apply refuses it (%s)", eb.msg);
+	wlog_spec_free(&bad);
+
+	/* Equal keys, equal disks: every state of the log against every other, replayed. */
+	static const char *const specs[] = { "prefix=0", "prefix=1", "prefix=0 add=2", "prefix=3", "prefix=5",
+					     "prefix=5 add=6", "prefix=5 add=6 torn=6:0", "prefix=5 add=6 torn=6:1",
+					     "prefix=6", "prefix=7", "prefix=7 add=9", "prefix=8", "prefix=9",
+					     "prefix=9 add=10", "prefix=11", "prefix=5 add=7-9", "prefix=5 add=6,8" };
+	enum { NS = sizeof(specs) / sizeof(specs[0]) };
+	static unsigned char img[NS][DISK];
+	struct wlog_key keys[NS];
+	int ok = 1, bad_pairs = 0, equal_pairs = 0;
+	for (size_t i = 0; i < NS; i++) {
+		keys[i] = key_of(k, specs[i], &ok);
+		ok &= replay_into(&l, specs[i], img[i]) == 0;
+	}
+	for (size_t i = 0; i < NS; i++)
+		for (size_t j = i + 1; j < NS; j++)
+			if (wlog_key_equal(&keys[i], &keys[j])) {
+				equal_pairs++;
+				if (memcmp(img[i], img[j], DISK)) {
+					printf("# '%s' and '%s': equal keys, different disks\n", specs[i], specs[j]);
+					bad_pairs++;
+				}
+			}
+	CHECK(ok && bad_pairs == 0 && equal_pairs >= 10, "equal keys are equal replayed disks (%d pairs, %d wrong)",
+	      equal_pairs, bad_pairs);
+	wlog_keyer_free(k);
+	wlog_close(&l);
+	close(fd);
+
+	/* A 4096-byte log: torn pieces still count 512-byte sectors. */
+	struct lb c;
+	lb_init(&c, 4096);
+	lb_write(&c, 2, 2, 5);
+	lb_flush(&c);
+	lb_write(&c, 2, 1, 6);
+	lb_super(&c, WLOG_MAGIC, 1, c.n, 4096);
+	fd = open_log("k4.log", &c, &l);
+	CHECK(fd >= 0 && keys_same(&l, "prefix=2 add=2 torn=2:0-7", "prefix=3") == 1 &&
+		      keys_same(&l, "prefix=2 add=2 torn=2:0-6", "prefix=3") == 0,
+	      "4096-byte sectors: a write torn to all its eight 512-byte pieces is the whole write, seven are not");
+	wlog_close(&l);
+	close(fd);
+	lb_free(&c);
+	lb_free(&b);
+
+	/* The cost on a big log: 64 MiB of writes, every prefix keyed, then an
+	 * epoch's subsets: about one pass over the sectors. */
+	struct lb big;
+	lb_init(&big, 512);
+	static unsigned char data[64 * 512];
+	size_t nw = 2048;
+	for (size_t i = 0; i < nw; i++) {
+		fill(data, sizeof(data), (unsigned)i);
+		lb_entry(&big, (i * 64) % (1u << 20), 64, 0, 0, NULL, 0, data, sizeof(data));
+		if (i % 16 == 15)
+			lb_flush(&big);
+	}
+	lb_super(&big, WLOG_MAGIC, 1, big.n, 512);
+	fd = open_log("big.log", &big, &l);
+	struct timespec t0, t1, t2;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	int rc = wlog_keyer_new(&l, &k, &eb);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	size_t nkeys = 0;
+	char text[128];
+	for (size_t p = 0; rc == 0 && p <= l.n; p += 1, nkeys++)
+		key_of(k, (snprintf(text, sizeof(text), "prefix=%zu", p), text), &ok);
+	for (size_t m = 1; rc == 0 && m < 256; m++, nkeys++) {
+		snprintf(text, sizeof(text), "prefix=%zu add=%zu%s", l.n - 16, l.n - 16 + m % 15, m & 1 ? ",2175" : "");
+		key_of(k, text, &ok);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	double hs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	double ks = (double)(t2.tv_sec - t1.tv_sec) + (double)(t2.tv_nsec - t1.tv_nsec) / 1e9;
+	CHECK(rc == 0 && ok && hs + ks < 5.0, "%zu MiB of writes hashed in %.3f s, %zu keys in %.3f s", big.len >> 20, hs,
+	      nkeys, ks);
+	wlog_keyer_free(k);
+	wlog_close(&l);
+	close(fd);
+	free(big.buf);
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", keydir);
+	if (system(cmd) != 0)
+		printf("# could not remove %s\n", keydir);
+}
+
 TEST_MAIN()
