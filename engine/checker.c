@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/fs.h"
+#include "host/msg.h"
 #include "host/sys.h"
 
 /* One state (replay, mount with recovery, capture, unmount, fsck) at KVM
@@ -108,6 +109,7 @@ enum vm_outcome checker_qemu_load_log(struct checker *c, const char *log_path, c
 		return VM_OK;
 	}
 	uint64_t total = (uint64_t)st.st_size, off = 0;
+	double t0 = now_s();
 	unsigned char *buf = xmalloc(PROTO_LOG_PIECE);
 	uint32_t seq = ++c->seq_log;
 	enum vm_outcome o = VM_OK;
@@ -137,6 +139,11 @@ enum vm_outcome checker_qemu_load_log(struct checker *c, const char *log_path, c
 	}
 	close(fd);
 	free(buf);
+	if (msg_verbose() && o == VM_OK) {
+		double s = now_s() - t0;
+		note("write log '%s' sent to the checker guest: %.1f MiB in %.3f s (%.1f MiB/s)", log_path,
+		     (double)total / (1 << 20), s, s > 0 ? (double)total / (1 << 20) / s : 0);
+	}
 	if (o != VM_OK) {
 		char why[300];
 		vm_describe(&c->vm, o, why, sizeof(why));

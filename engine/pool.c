@@ -274,7 +274,6 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 	}
 	record_keep_console(rec, &f->vm);
 	rec->outcome = VM_OK;
-	rec->ms = (now_s() - t0) * 1000;
 	/* The guest lets go of the disk: the session's files closed, the disk
 	 * unmounted. A guest that cannot is not reused; the recording stands. */
 	uint8_t type = 0;
@@ -288,6 +287,7 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 		rguest_lost(p, f, rec);
 	free(umount);
 	sbuf_free(&reply);
+	rec->ms = (now_s() - t0) * 1000; /* letting go of the disk included */
 	return 0;
 }
 
