@@ -11,6 +11,7 @@
 #include "cmd/cmd.h"
 #include "core/fs.h"
 #include "engine/guest.h"
+#include "engine/pool.h"
 #include "engine/runner.h"
 #include "host/msg.h"
 #include "host/sys.h"
@@ -23,6 +24,7 @@ static const char bench_usage[] =
 	"       crashlab bench check [--fs LIST] [--crash MODE] [WORKLOAD.wl]\n"
 	"       crashlab bench barrier [-n N] [--delay MS]\n"
 	"       crashlab bench suite [--seq 1|2|3 | --from DIR] [--fs LIST] [-j N] [--sample N] [--classic N]\n"
+	"       crashlab bench pool [--fs LIST] [--slots N] [--out DIR] [--no-classic] WORKLOAD.wl...\n"
 	"\n"
 	"boot   boot the guest N times (default 5) and print the median time from\n"
 	"       starting QEMU to the agent's hello, with min and max, and which\n"
@@ -46,7 +48,14 @@ static const char bench_usage[] =
 	"       seconds per workload per fs, crash states built and checked per\n"
 	"       second, the deduplication ratio, the speedup over the old way, and\n"
 	"       the floor: mount with recovery + fsck of every checked state.\n"
-	"       --keep DIR keeps the suite, the databases and the run tables.\n";
+	"       --keep DIR keeps the suite, the databases and the run tables.\n"
+	"pool   run each workload per file system (default ext4,xfs) through guests\n"
+	"       that live across workloads (engine/pool.h), and through a guest per\n"
+	"       recording and per check as a run does (unless --no-classic); print\n"
+	"       the milliseconds per workload of each (recording, checking) and the\n"
+	"       pool's boots. --out DIR writes per fs every state's spec, observed\n"
+	"       tree hash, mount and fsck outcome and verdicts (classic-FS.txt,\n"
+	"       pool-FS.txt) and the pool's counts (stats-FS.txt).\n";
 
 /* Run sh -c script in the guest, collecting output; die on a guest failure. */
 static int guest_script(struct vm *vm, const char *script, struct sbuf *out)
@@ -215,6 +224,157 @@ static int bench_check(const char *fs_list, const char *crash, const char *file,
 	return rc;
 }
 
+/* A sink that keeps, per workload, every state as one line and the times. */
+struct pool_run {
+	const char *name;      /* the workload, as it heads each line */
+	struct sbuf *lines;
+	double record_ms, check_ms;
+};
+
+static int pool_state(void *ctx, const struct fsrun *fr, struct state_result *st, struct errbuf *e)
+{
+	struct pool_run *pr = ctx;
+	const struct check_report *c = &st->check;
+	const struct judgement *j = &st->judge;
+	sbuf_addf(pr->lines, "%s %d %s %s mount=%d fsck=%d/%d tree=%s judged=%d explained=%d setup=%d verdicts=",
+		  pr->name, st->idx, st->kind, st->spec, c->mount_ok, c->fsck_status, c->fsck_clean,
+		  c->mount_ok ? c->tree_hash : "-", j->judged, j->explained, j->setup_state);
+	for (int m = 0; m <= MODEL_COUNT; m++)
+		for (int k = 0; k < V_COUNT; k++)
+			sbuf_addf(pr->lines, "%s%zu", m || k ? "," : "", j->count[m][k]);
+	sbuf_adds(pr->lines, "\n");
+	(void)fr;
+	(void)e;
+	return 0;
+}
+
+static int pool_fsrun_end(void *ctx, const struct fsrun *fr, struct errbuf *e)
+{
+	struct pool_run *pr = ctx;
+	pr->record_ms = fr->record_ms;
+	pr->check_ms = fr->check_ms;
+	sbuf_addf(pr->lines, "%s outcome=%s log_entries=%lld setup_end=%lld\n", pr->name, fr->outcome,
+		  (long long)fr->log.entries, (long long)fr->setup_end);
+	(void)e;
+	return 0;
+}
+
+/* Every workload on fs through backend b: the states into lines, the
+ * times into ms[workload][0 recording, 1 checking]. 0, or an exit code. */
+static int pool_pass(const struct backend *b, const char *fs, struct wl_workload *ws, char *const *files, int nw,
+		     const struct vm_config *guest, struct cmd_ctx *ctx, const char *dir, struct sbuf *lines,
+		     double (*ms)[2])
+{
+	int rc = 0;
+	for (int i = 0; i < nw; i++) {
+		char *wd = xasprintf("%s/%s-%s-%d", dir, b->name, fs, i);
+		mkdir_p(wd, 0755);
+		const char *name = strrchr(files[i], '/') ? strrchr(files[i], '/') + 1 : files[i];
+		struct run_params params = { .w = &ws[i], .guest = guest, .backend = b, .size = IMG_BASE_DEFAULT_SIZE,
+					     .mode = CRASH_FLUSH, .seed = 1, .workdir = wd };
+		guest_barrier_syscalls(ctx->kernel, &params.nr_fbarrier, &params.nr_fdatabarrier);
+		struct pool_run pr = { name, lines, 0, 0 };
+		struct sink sink = { .ctx = &pr, .state = pool_state, .fsrun_end = pool_fsrun_end };
+		struct fs_params fp = { .fs = fs };
+		struct fs_summary sum;
+		struct errbuf e;
+		int r = runner_fs(&params, &fp, NULL, &sink, &sum, &e);
+		if (r) {
+			error("%s: %s: %s: %s", b->name, fs, name, r < 0 ? e.msg : sum.error);
+			if (!rc)
+				rc = r < 0 ? e.code : r;
+		}
+		ms[i][0] = pr.record_ms;
+		ms[i][1] = pr.check_ms;
+		rm_rf(wd);
+		free(wd);
+	}
+	return rc;
+}
+
+static int bench_pool(const char *fs_list, int slots, const char *out_dir, int no_classic, char *const *files,
+		      int nw, struct cmd_ctx *ctx)
+{
+	struct strvec fss = STRVEC_INIT;
+	cmd_fs_list(ctx, fs_list, &fss);
+	struct sbuf *texts = xcalloc((size_t)nw, sizeof(*texts));
+	struct wl_workload *ws = xcalloc((size_t)nw, sizeof(*ws));
+	struct errbuf e;
+	for (int i = 0; i < nw; i++)
+		if (wl_load(files[i], &texts[i], &ws[i], &e) < 0)
+			die_err(&e);
+	if (out_dir && mkdir_p(out_dir, 0755) < 0)
+		die_code(EXIT_CANTCREAT, "cannot create '%s': %s", out_dir, strerror(errno));
+	char *dir = cmd_tmpdir("bench");
+	struct vm_config guest = { .mem_mb = 1024 };
+	cmd_guest(ctx, &guest);
+	double (*classic)[2] = xcalloc((size_t)nw, sizeof(*classic));
+	double (*pooled)[2] = xcalloc((size_t)nw, sizeof(*pooled));
+	int rc = 0;
+	printf("%-7s %-28s %13s %13s %13s %13s\n", "fs", "workload", "classic rec", "classic check", "pool rec",
+	       "pool check");
+	for (size_t f = 0; f < fss.n; f++) {
+		const char *fs = fss.v[f];
+		struct sbuf lc = SBUF_INIT, lp = SBUF_INIT;
+		int r = 0;
+		if (!no_classic)
+			r = pool_pass(backend_qemu(), fs, ws, files, nw, &guest, ctx, dir, &lc, classic);
+		if (r && !rc)
+			rc = r;
+		char *pdir = xasprintf("%s/pool-%s", dir, fs);
+		mkdir_p(pdir, 0755);
+		struct pool_opts po = { &guest, slots, pdir };
+		const struct backend *pb = pool_backend_new(&po);
+		r = pool_pass(pb, fs, ws, files, nw, &guest, ctx, dir, &lp, pooled);
+		if (r && !rc)
+			rc = r;
+		struct pool_stats st;
+		pool_backend_stats(pb, &st);
+		pool_backend_free(pb);
+		rm_rf(pdir);
+		free(pdir);
+		for (int i = 0; i < nw; i++) {
+			const char *name = strrchr(files[i], '/') ? strrchr(files[i], '/') + 1 : files[i];
+			if (no_classic)
+				printf("%-7s %-28s %13s %13s %11.0fms %11.0fms\n", fs, name, "-", "-", pooled[i][0],
+				       pooled[i][1]);
+			else
+				printf("%-7s %-28s %11.0fms %11.0fms %11.0fms %11.0fms\n", fs, name, classic[i][0],
+				       classic[i][1], pooled[i][0], pooled[i][1]);
+		}
+		char *stats = xasprintf("record_boots=%zu checker_boots=%zu recordings=%zu checks=%zu guest_failures=%zu\n",
+					st.record_boots, st.checker_boots, st.recordings, st.checks, st.guest_failures);
+		printf("%-7s pool: %s", fs, stats);
+		if (out_dir) {
+			const char *names[3] = { "classic", "pool", "stats" };
+			const char *data[3] = { lc.buf ? lc.buf : "", lp.buf ? lp.buf : "", stats };
+			for (int k = no_classic ? 1 : 0; k < 3; k++) {
+				char *path = xasprintf("%s/%s-%s.txt", out_dir, names[k], fs);
+				if (write_file_atomic(path, data[k], strlen(data[k])) < 0)
+					die_code(EXIT_CANTCREAT, "cannot write '%s': %s", path, strerror(errno));
+				free(path);
+			}
+		}
+		free(stats);
+		sbuf_free(&lc);
+		sbuf_free(&lp);
+	}
+	printf("milliseconds per workload (crash mode flush), accelerator %s\n", guest.accel);
+	rm_rf(dir);
+	free(dir);
+	free(classic);
+	free(pooled);
+	for (int i = 0; i < nw; i++) {
+		wl_free(&ws[i]);
+		sbuf_free(&texts[i]);
+	}
+	free(ws);
+	free(texts);
+	guest_config_free(&guest);
+	strvec_free(&fss);
+	return rc;
+}
+
 static int bench_boot(int count, struct cmd_ctx *ctx)
 {
 	struct vm_config cfg = { .mem_mb = 1024 };
@@ -257,6 +417,15 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 		{ OPT_STRING, 0, "crash", &crash, "MODE", "crash mode (default write)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
+	const char *pool_fs = "ext4,xfs", *out_dir = NULL;
+	int slots = 0, no_classic = 0;
+	const struct opt pool_opts[] = {
+		{ OPT_STRING, 0, "fs", &pool_fs, "LIST", "file systems (default ext4,xfs)" },
+		{ OPT_INT, 0, "slots", &slots, "N", "recording disks per recording guest (default 16)" },
+		{ OPT_STRING, 0, "out", &out_dir, "DIR", "where the states and counts are written" },
+		{ OPT_BOOL, 0, "no-classic", &no_classic, NULL, "only the pool" },
+		{ OPT_END, 0, NULL, NULL, NULL, NULL },
+	};
 	const struct opt barrier_opts[] = {
 		{ OPT_INT, 'n', "count", &count, "N", "iterations (default 50)" },
 		{ OPT_INT, 0, "delay", &delay, "MS", "flush delay of the slow disk (default 20)" },
@@ -264,7 +433,7 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 	};
 	int n = cmd_parse(ctx, argc, argv, none, bench_usage, OPT_STOP_AT_NONOPT);
 	if (n < 1)
-		usage_error(ctx->name, "say what to measure: boot, check, barrier or suite");
+		usage_error(ctx->name, "say what to measure: boot, check, barrier, pool or suite");
 	const char *sub = argv[0];
 	cmd_name_sub(ctx, sub);
 	if (!strcmp(sub, "barrier")) {
@@ -285,14 +454,20 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	if (!strcmp(sub, "suite"))
 		return cmd_bench_suite(n, argv, ctx, bench_usage);
+	if (!strcmp(sub, "pool")) {
+		int k = cmd_parse(ctx, n, argv, pool_opts, bench_usage, 0);
+		if (k < 1)
+			usage_error(ctx->name, "pool takes one or more workloads");
+		return bench_pool(pool_fs, slots, out_dir, no_classic, argv, k, ctx);
+	}
 	if (!strcmp(sub, "boot")) {
 		if (cmd_parse(ctx, n, argv, boot_opts, bench_usage, 0))
 			usage_error(ctx->name, "boot takes no arguments");
 		return bench_boot(count ? count : 5, ctx);
 	}
-	const char *subs[] = { "boot", "check", "barrier", "suite", NULL };
+	const char *subs[] = { "boot", "check", "barrier", "pool", "suite", NULL };
 	const char *near = nearest_word(sub, subs);
 	if (near)
 		usage_error("crashlab bench", "unknown benchmark '%s'; did you mean '%s'?", sub, near);
-	usage_error("crashlab bench", "unknown benchmark '%s' (boot, check, barrier or suite)", sub);
+	usage_error("crashlab bench", "unknown benchmark '%s' (boot, check, barrier, pool or suite)", sub);
 }

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,7 @@
 #include "crashdb/crashdb.h"
 #include "engine/batch.h"
 #include "engine/guest.h"
+#include "engine/pool.h"
 #include "host/intr.h"
 #include "host/msg.h"
 #include "host/progress.h"
@@ -161,6 +163,11 @@ static int bs_run_end(void *ctx, const struct run_info *run, struct errbuf *e)
 
 /* What the workers' guests are, and the batch's memory as seen so far. */
 struct bctx {
+	const struct vm_config *guest;
+	pthread_mutex_t mu;
+	const char *pool_prefix;     /* the pools' folders: <prefix>-poolN */
+	int pools;
+	struct strvec pool_dirs;
 	struct progress *bar;
 	size_t nfs;
 	long peak_kib;               /* crashlab and every guest, summed, at the highest sample */
@@ -214,16 +221,36 @@ static void sample_memory(struct bctx *c)
 		c->peak_guests = guests;
 }
 
-static const struct backend *qemu_new(void *ctx)
+/* Each worker's guests: a pool (engine/pool.h) in a folder of its own
+ * beside the runs' folders, removed with it. */
+static const struct backend *pool_new(void *ctx)
 {
-	(void)ctx;
-	return backend_qemu();
+	struct bctx *c = ctx;
+	pthread_mutex_lock(&c->mu);
+	char *dir = xasprintf("%s-pool%d", c->pool_prefix, ++c->pools);
+	pthread_mutex_unlock(&c->mu);
+	mkdir_p(dir, 0755);
+	struct pool_opts po = { .guest = c->guest, .slots = 0, .dir = dir };
+	const struct backend *b = pool_backend_new(&po);
+	pthread_mutex_lock(&c->mu);
+	strvec_push(&c->pool_dirs, dir);
+	pthread_mutex_unlock(&c->mu);
+	free(dir);
+	return b;
 }
 
-static void qemu_free(void *ctx, const struct backend *b)
+static void pool_free(void *ctx, const struct backend *b)
 {
 	(void)ctx;
-	(void)b;
+	pool_backend_free(b);
+}
+
+static size_t pool_failures(void *ctx, const struct backend *b)
+{
+	(void)ctx;
+	struct pool_stats ps;
+	pool_backend_stats(b, &ps);
+	return ps.guest_failures;
 }
 
 static void batch_progress(void *ctx, const struct batch_stats *st)
@@ -365,12 +392,15 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 					     cmd_run_opts_for(&a->mount_opts, fss.v[i]), NULL };
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	int workers = a->jobs > 0 ? a->jobs : cores > 0 ? (int)cores : 1;
-	struct bctx bc = { .nfs = fss.n };
+	char *pool_prefix = xasprintf("%s/%s-%d", runs_dir, t0, (int)getpid());
+	struct bctx bc = { .nfs = fss.n, .guest = &guest, .pool_prefix = pool_prefix, .mu = PTHREAD_MUTEX_INITIALIZER };
 	struct batch_params bp = {
 		.p = { .guest = &guest, .size = size, .mode = mode, .seed = (uint64_t)a->seed,
-		       .max_states = (size_t)a->max_states, .torn = a->torn, .models = a->model_list },
+		       .max_states = (size_t)a->max_states, .torn = a->torn, .models = a->model_list,
+		       .dedup = !a->no_dedup },
 		.fss = fps, .nfs = fss.n, .items = items, .n = n, .workers = workers,
-		.backend_new = qemu_new, .backend_free = qemu_free, .ctx = &bc, .progress = batch_progress,
+		.backend_new = pool_new, .backend_free = pool_free,
+		.guest_failures = pool_failures, .ctx = &bc, .progress = batch_progress,
 	};
 	guest_barrier_syscalls(ctx->kernel, &bp.p.nr_fbarrier, &bp.p.nr_fdatabarrier);
 	struct bstore bs = { .items = items, .n = n, .locks = xcalloc(n, sizeof(int)) };
@@ -387,6 +417,10 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 	struct batch_stats st;
 	int rc = batch_run(&bp, &sink, &st, &e);
 	progress_done(bc.bar, NULL);
+	for (size_t i = 0; i < bc.pool_dirs.n; i++)
+		rm_rf(bc.pool_dirs.v[i]);
+	strvec_free(&bc.pool_dirs);
+	free(pool_prefix);
 	if (rc < 0)
 		die_err(&e);
 
@@ -411,6 +445,12 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 			ok++;
 	}
 	printf("(a cell: crash states, or states:LOSTs L and universal rules broken U; a failed fs says how)\n");
+	size_t built = 0, dedup = 0, checked = 0;
+	for (size_t i = 0; i < n * fss.n; i++) {
+		built += sums[i].built;
+		dedup += sums[i].deduplicated;
+		checked += sums[i].checked;
+	}
 	struct rusage self, kids;
 	getrusage(RUSAGE_SELF, &self);
 	getrusage(RUSAGE_CHILDREN, &kids);
@@ -423,6 +463,8 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 	       n, n == 1 ? "" : "s", fss.n, took, workers, workers == 1 ? "" : "s",
 	       st.jobs_done ? st.elapsed / (double)st.jobs_done : 0.0, st.states,
 	       st.elapsed > 0 ? (double)st.states / st.elapsed : 0.0);
+	printf("crash states: %zu built, %zu deduplicated, %zu checked in a guest (%.1f checked/s)\n", built, dedup, checked,
+	       st.elapsed > 0 ? (double)checked / st.elapsed : 0.0);
 	printf("jobs run again after a guest failure: %zu; peak memory: %ld MiB (crashlab and its guests, "
 	       "at most %zu processes at once; crashlab alone %ld MiB, the largest guest %ld MiB); "
 	       "jobs held back for the order at most %zu\n",

@@ -6,6 +6,7 @@
 #include "core/proto.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -289,4 +290,41 @@ void check_report_free(struct check_report *rep)
 		tree_node_free(&rep->nodes[i]);
 	free(rep->nodes);
 	memset(rep, 0, sizeof(*rep));
+}
+
+uint16_t proto_log_flags(uint64_t off, uint64_t len, uint64_t total)
+{
+	return (uint16_t)((off == 0 ? PROTO_LOG_FIRST : 0) | (off + len >= total ? PROTO_LOG_LAST : 0));
+}
+
+int proto_log_take(struct proto_log_rx *rx, const char *path, const struct proto_msg *m)
+{
+	if (m->flags & PROTO_LOG_FIRST) {
+		if (rx->fd >= 0)
+			close(rx->fd);
+		rx->bytes = 0;
+		rx->err = 0;
+		rx->active = 1;
+		rx->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (rx->fd < 0)
+			rx->err = errno;
+	} else if (!rx->active) {
+		/* a piece of no log (its first piece never came) */
+		rx->bytes = 0;
+		rx->err = EPROTO;
+		rx->active = 1;
+	}
+	if (rx->fd >= 0 && !rx->err && m->len) {
+		if (write_all(rx->fd, m->data, m->len) < 0)
+			rx->err = errno ? errno : EIO;
+		else
+			rx->bytes += m->len;
+	}
+	if (!(m->flags & PROTO_LOG_LAST))
+		return 0;
+	if (rx->fd >= 0 && close(rx->fd) < 0 && !rx->err)
+		rx->err = errno;
+	rx->fd = -1;
+	rx->active = 0;
+	return 1;
 }

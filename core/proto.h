@@ -32,7 +32,9 @@ enum proto_msg_type {
 	PROTO_MSG_SHUTDOWN = 6, /* host -> agent: sync and power off */
 	PROTO_MSG_KILL = 7,     /* host -> agent: kill the job seq */
 	PROTO_MSG_SESSION = 8,  /* host -> agent: start a workload session ("key=value\n":
-			       * dir, fbarrier, fdatabarrier); answered by RESULT */
+			       * dir, fbarrier, fdatabarrier; the previous one's files
+			       * are all closed first), or with end=1 only close the
+			       * current one; answered by RESULT */
 	PROTO_MSG_OP = 9,       /* host -> agent: one canonical op line; seq = op id,
 			       * flags = section; answered by RESULT */
 	PROTO_MSG_RESULT = 10,  /* agent -> host: "ret=\nerrno=\nino=\nino2=\nms=\n" */
@@ -41,7 +43,18 @@ enum proto_msg_type {
 	PROTO_MSG_STATE = 12,   /* agent -> host: "key=value\n" lines, a blank line, then
 			       * fsck_len bytes of fsck output and tree_len bytes of
 			       * tree lines (core/tree.h) */
+	PROTO_MSG_LOG = 13,     /* host -> agent: a piece of the write log the checker
+			       * uses from now on (a checker guest that lives across
+			       * recordings, engine/pool.c): flags PROTO_LOG_FIRST on
+			       * the first piece (the old log goes), PROTO_LOG_LAST on
+			       * the last, which alone is answered: RESULT once the
+			       * checker has opened the new log, or ERROR */
 };
+
+/* A LOG's flags, and the size of the pieces a log is cut into. */
+#define PROTO_LOG_FIRST 1
+#define PROTO_LOG_LAST 2
+#define PROTO_LOG_PIECE (4u << 20)
 
 struct proto_msg {
 	uint8_t type;
@@ -71,6 +84,24 @@ void proto_reader_free(struct proto_reader *r);
  * fills out[] up to max with pointers into data; data must end with NUL). */
 unsigned char *proto_pack_argv(char *const *argv, uint32_t *len);
 int proto_unpack_argv(unsigned char *data, uint32_t len, char **out, int max);
+
+/* The flags of the LOG piece of len bytes at off in a log of total bytes
+ * (an empty log is one piece, first and last). */
+uint16_t proto_log_flags(uint64_t off, uint64_t len, uint64_t total);
+
+/* Receiving a LOG: its pieces appended to a file in order. */
+struct proto_log_rx {
+	int fd;              /* the file being written, or -1 between logs */
+	uint64_t bytes;      /* written so far */
+	int err;             /* errno of the first failure of this log, or 0 */
+	int active;          /* a first piece came, the last not yet */
+};
+#define PROTO_LOG_RX_INIT { -1, 0, 0, 0 }
+/* Take one LOG message into path: a first piece creates (truncates) it, the
+ * others append; a piece with no log begun is an EPROTO failure. 1 when m
+ * was the last piece (the file is closed and whole unless rx->err says
+ * why not), 0 when more pieces are to come. */
+int proto_log_take(struct proto_log_rx *rx, const char *path, const struct proto_msg *m);
 
 /* The RESULT payload of one op ("ret=\nerrno=\nino=\nino2=\nms=\n"), both ways:
  * format returns the length (snprintf-like); parse 0, or -1 when ret or errno

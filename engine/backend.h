@@ -88,7 +88,54 @@ int record_start(const struct record_opts *o, struct recording *rec, struct reco
 int record_op(struct record_session *s, const struct wl_op *op, struct op_result *r);
 /* The sync that ends the setup: rec->setup_end is the committed count after it. */
 int record_setup_sync(struct record_session *s);
-/* The power cut (SIGKILL), the console kept beside the log; NULL is fine. */
+/* The workload of o (setup, the setup's sync, ops), progress reported as
+ * record_qemu reports it. 0, or -1 as record_op. */
+int record_run(struct record_session *s, const struct record_opts *o);
+/* The power cut (SIGKILL), the console kept beside the log; NULL is fine.
+ * A slot's session (record_start_slot) is only freed: the guest's owner
+ * cuts that disk's power. */
 void record_stop(struct record_session *s);
+
+/* Add a recording disk to cfg: blklogwrites over the qcow2 overlay, its
+ * log in log, with the drive options every recording disk has. */
+void record_add_disk(struct vm_config *cfg, const char *overlay, const char *log);
+
+/* A test disk in a guest that is already up (engine/pool.c: one guest,
+ * many disks, one recording each): the guest, the disk's device in it,
+ * where to mount it, the host file its write log goes to. */
+struct record_slot {
+	struct vm *vm;
+	const char *dev;
+	const char *mnt;
+	const char *log;
+};
+/* record_start on a slot: the disk mounted at slot->mnt, a workload
+ * session opened there. The write log stays the slot's until its owner
+ * copies it to rec->log_path; rec->overlay is NULL. A guest that fails is
+ * killed (vm_kill), not freed. */
+int record_start_slot(const struct record_opts *o, const struct record_slot *slot, struct recording *rec,
+		      struct record_session **out);
+/* Is the session's guest still up (no failure)? */
+int record_session_up(const struct record_session *s);
+/* The console so far beside rec's log, as a recording keeps it. */
+void record_keep_console(const struct recording *rec, struct vm *vm);
+
+/* The QEMU checker's pieces (engine/checker.c), for a backend whose
+ * checker guests live (engine/pool.c). checker_qemu_boot starts a checker
+ * guest for o: with log_disk, o->log_path is its /dev/vdb (backend_qemu's
+ * checker_start); without, it has no log until checker_qemu_load_log sends
+ * one over the channel (LOG, core/proto.h), which the agent then checks
+ * states against; a log the agent refuses makes every check refused (VM_OK
+ * with e set). check and stop are backend_qemu's. */
+enum vm_outcome checker_qemu_boot(const struct checker_opts *o, int log_disk, struct checker **out, struct errbuf *e);
+enum vm_outcome checker_qemu_load_log(struct checker *c, const char *log_path, const char *mount_opts,
+				      struct errbuf *e);
+enum vm_outcome checker_qemu_check(struct checker *c, const char *spec, struct check_report *rep, struct errbuf *e);
+void checker_qemu_stop(struct checker *c, int failed, const char *console_path);
+/* Whose the checker is (NULL for backend_qemu's own). */
+void checker_qemu_set_owner(struct checker *c, void *owner);
+void *checker_qemu_owner(const struct checker *c);
+/* The console so far into path. 0 or -1 + errno. */
+int checker_qemu_save_console(struct checker *c, const char *path);
 
 #endif

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/fs.h"
+#include "host/msg.h"
 #include "host/sys.h"
 
 /* One state (replay, mount with recovery, capture, unmount, fsck) at KVM
@@ -38,12 +39,20 @@ struct checker {
 	char *mount_opts;
 	char *scratch;        /* the copy-on-write scratch disk (removed at the end), or NULL */
 	uint32_t seq;
+	uint32_t seq_log;     /* LOG requests sent */
+	void *owner;          /* who keeps this guest (engine/pool.c), or NULL */
+	char *refused;        /* the agent refused the log it was sent: why, or NULL */
 };
 
 static enum vm_outcome start_qemu(const struct backend *b, const struct checker_opts *o, struct checker **out,
 				  struct errbuf *e)
 {
 	(void)b;
+	return checker_qemu_boot(o, 1, out, e);
+}
+
+enum vm_outcome checker_qemu_boot(const struct checker_opts *o, int log_disk, struct checker **out, struct errbuf *e)
+{
 	struct checker *c = xcalloc(1, sizeof(*c));
 	c->fs = fs_lookup(o->fs);
 	c->fsck = fs_fsck_line(c->fs);
@@ -51,11 +60,12 @@ static enum vm_outcome start_qemu(const struct backend *b, const struct checker_
 	struct vm_config cfg = *o->guest;
 	memset(&cfg.drives, 0, sizeof(cfg.drives));
 	strvec_pushf(&cfg.drives, "file=%s,format=raw,snapshot=on", o->base);
-	strvec_pushf(&cfg.drives, "file=%s,format=raw,readonly=on", o->log_path);
+	if (log_disk)
+		strvec_pushf(&cfg.drives, "file=%s,format=raw,readonly=on", o->log_path);
 	/* A state's copy-on-write store lives in guest RAM; a recording that
 	 * wrote more than RAM can hold gets a sparse scratch disk instead. */
 	struct stat lst;
-	if (stat(o->log_path, &lst) == 0 && lst.st_size > COW_IN_RAM_MAX) {
+	if (log_disk && stat(o->log_path, &lst) == 0 && lst.st_size > COW_IN_RAM_MAX) {
 		c->scratch = xasprintf("%.*s.cow", (int)(strlen(o->log_path) - 4), o->log_path);
 		struct stat bst;
 		int fd = open(c->scratch, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
@@ -80,11 +90,104 @@ static enum vm_outcome start_qemu(const struct backend *b, const struct checker_
 	return r;
 }
 
-static enum vm_outcome check_qemu(struct checker *c, const char *spec, struct check_report *rep, struct errbuf *e)
+enum vm_outcome checker_qemu_load_log(struct checker *c, const char *log_path, const char *mount_opts,
+				      struct errbuf *e)
+{
+	errbuf_clear(e);
+	free(c->mount_opts);
+	c->mount_opts = xstrdup(mount_opts ? mount_opts : "");
+	free(c->refused);
+	c->refused = NULL;
+	int fd = open(log_path, O_RDONLY | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		errbuf_errno(e, errno, "cannot read the write log '%s'", log_path);
+		if (fd >= 0)
+			close(fd);
+		c->refused = xstrdup(e->msg);
+		errbuf_clear(e);
+		return VM_OK;
+	}
+	uint64_t total = (uint64_t)st.st_size, off = 0;
+	double t0 = now_s();
+	unsigned char *buf = xmalloc(PROTO_LOG_PIECE);
+	uint32_t seq = ++c->seq_log;
+	enum vm_outcome o = VM_OK;
+	uint8_t type = 0;
+	struct sbuf reply = SBUF_INIT;
+	for (;;) {
+		uint64_t want = total - off < PROTO_LOG_PIECE ? total - off : PROTO_LOG_PIECE;
+		size_t got = 0;
+		while (got < want) {
+			ssize_t n = pread(fd, buf + got, want - got, (off_t)(off + got));
+			if (n <= 0) {
+				/* the file shrank under us: send what there is */
+				want = got;
+				break;
+			}
+			got += (size_t)n;
+		}
+		uint16_t flags = proto_log_flags(off, want, off + want < total ? total : off + want);
+		if (flags & PROTO_LOG_LAST) {
+			o = vm_request(&c->vm, PROTO_MSG_LOG, flags, seq, buf, (uint32_t)want, 0, &type, &reply);
+			break;
+		}
+		o = vm_send(&c->vm, PROTO_MSG_LOG, flags, seq, buf, (uint32_t)want, 0);
+		if (o != VM_OK)
+			break;
+		off += want;
+	}
+	close(fd);
+	free(buf);
+	if (msg_verbose() && o == VM_OK) {
+		double s = now_s() - t0;
+		note("write log '%s' sent to the checker guest: %.1f MiB in %.3f s (%.1f MiB/s)", log_path,
+		     (double)total / (1 << 20), s, s > 0 ? (double)total / (1 << 20) / s : 0);
+	}
+	if (o != VM_OK) {
+		char why[300];
+		vm_describe(&c->vm, o, why, sizeof(why));
+		errbuf_set(e, vm_outcome_exit(o), "sending the write log: %s", why);
+	} else if (type != PROTO_MSG_RESULT) {
+		/* a log the agent cannot use is refused at the first state, as a
+		 * classic checker refuses a log disk it cannot read */
+		struct sbuf why = SBUF_INIT;
+		if (type == PROTO_MSG_ERROR)
+			sbuf_add_escaped(&why, reply.buf ? reply.buf : "", reply.len > 1000 ? 1000 : reply.len, SBUF_ESC_PROSE);
+		else
+			sbuf_addf(&why, "a reply of type %u to the write log", type);
+		c->refused = xasprintf("checker: %s", why.buf);
+		sbuf_free(&why);
+	}
+	sbuf_free(&reply);
+	return o;
+}
+
+void checker_qemu_set_owner(struct checker *c, void *owner)
+{
+	c->owner = owner;
+}
+
+void *checker_qemu_owner(const struct checker *c)
+{
+	return c->owner;
+}
+
+int checker_qemu_save_console(struct checker *c, const char *path)
+{
+	return vm_save_console(&c->vm, path);
+}
+
+enum vm_outcome checker_qemu_check(struct checker *c, const char *spec, struct check_report *rep, struct errbuf *e)
 {
 	double t0 = now_s();
 	memset(rep, 0, sizeof(*rep));
 	errbuf_clear(e);
+	if (c->refused) {
+		errbuf_set(e, EXIT_GUEST, "%s", c->refused);
+		rep->ms_host = (now_s() - t0) * 1000;
+		return VM_OK;
+	}
 	/* Test hook: CRASHLAB_TEST_CRASH_STATE=N makes the checker guest's
 	 * kernel crash (sysrq) instead of checking the N-th state it is sent,
 	 * so the tests can prove a state that takes the guest down is stored
@@ -130,7 +233,7 @@ static enum vm_outcome check_qemu(struct checker *c, const char *spec, struct ch
 	return o;
 }
 
-static void stop_qemu(struct checker *c, int failed, const char *console_path)
+void checker_qemu_stop(struct checker *c, int failed, const char *console_path)
 {
 	if (failed)
 		vm_kill(&c->vm);
@@ -144,11 +247,13 @@ static void stop_qemu(struct checker *c, int failed, const char *console_path)
 	free(c->scratch);
 	free(c->fsck);
 	free(c->mount_opts);
+	free(c->refused);
 	free(c);
 }
 
 const struct backend *backend_qemu(void)
 {
-	static const struct backend qemu = { "qemu", NULL, record_qemu, start_qemu, check_qemu, stop_qemu };
+	static const struct backend qemu = { "qemu", NULL, record_qemu, start_qemu, checker_qemu_check,
+					     checker_qemu_stop };
 	return &qemu;
 }

@@ -71,9 +71,9 @@ static void keep_console(const struct recording *rec, struct vm *vm)
 }
 
 /* The recording failed: what (fmt), and for a guest failure how (vm_failure). */
-static int fail(struct recording *rec, struct vm *vm, enum vm_outcome o, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-static int fail(struct recording *rec, struct vm *vm, enum vm_outcome o, const char *fmt, ...)
+static int fail(struct recording *rec, struct vm *vm, int free_vm, enum vm_outcome o, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static int fail(struct recording *rec, struct vm *vm, int free_vm, enum vm_outcome o, const char *fmt, ...)
 {
 	char what[512];
 	va_list ap;
@@ -89,7 +89,8 @@ static int fail(struct recording *rec, struct vm *vm, enum vm_outcome o, const c
 			vm_failure(vm, o, &how);
 			errbuf_set(&rec->err, how.code, "%s: %s", what, how.msg);
 		}
-		vm_free(vm);
+		if (free_vm)
+			vm_free(vm); /* a guest someone else started is theirs to free */
 	}
 	if (o == VM_OK || !vm)
 		errbuf_set(&rec->err, o == VM_OK ? EXIT_GUEST : vm_outcome_exit(o), "%s", what);
@@ -111,18 +112,24 @@ static void reply_words(uint8_t type, const struct sbuf *sb, char *out, size_t n
 	sbuf_free(&e);
 }
 
-/* A recording guest that is up: its VM, the recording it fills, and how
- * many requests it was sent. */
+/* A recording guest that is up: its VM (its own, or a slot's guest that
+ * someone else started), the recording it fills, the write log QEMU writes. */
 struct record_session {
-	struct vm vm;
+	struct vm own;
+	struct vm *vm;           /* &own, or the slot's guest */
+	int borrowed;            /* vm is a slot's: never freed here, its power never cut here */
 	struct recording *rec;
+	char *live_log;          /* where QEMU writes this disk's log: rec->log_path, or the slot's */
 	int up;                  /* the guest runs */
 };
 
-int record_start(const struct record_opts *o, struct recording *rec, struct record_session **sp)
+#define FAIL(s, o, ...) fail((s)->rec, (s)->vm, !(s)->borrowed, o, __VA_ARGS__)
+
+/* What every recording starts with: rec's op results, its log's path and
+ * the base image. 0, or -1 with rec->err. */
+static int record_prepare(const struct record_opts *o, struct recording *rec)
 {
 	memset(rec, 0, sizeof(*rec));
-	*sp = NULL;
 	const struct wl_workload *w = o->w;
 	rec->res = xcalloc(w && w->n ? w->n : 1, sizeof(*rec->res));
 	rec->log_path = xasprintf("%s/%s.log", o->workdir, o->fs);
@@ -131,6 +138,94 @@ int record_start(const struct record_opts *o, struct recording *rec, struct reco
 		rec->outcome = VM_OK;
 		return -1;
 	}
+	return 0;
+}
+
+/* Mount dev at mnt in the guest and open the workload session there. 0,
+ * or -1 with the guest killed (fail). */
+static int session_open(struct record_session *s, const struct record_opts *o, const char *dev, const char *mnt)
+{
+	/* Mount the file system under test. */
+	struct sbuf sb = SBUF_INIT;
+	char *mount_cmd = xasprintf("mkdir -p %s && mount -t %s%s%s %s %s", mnt, o->fs,
+				    o->mount_opts && *o->mount_opts ? " -o " : "",
+				    o->mount_opts && *o->mount_opts ? o->mount_opts : "", dev, mnt);
+	char *argv[] = { "sh", "-c", mount_cmd, NULL };
+	int status = -1;
+	enum vm_outcome out = vm_run(s->vm, argv, &sb, 0, &status);
+	free(mount_cmd);
+	if (out != VM_OK) {
+		sbuf_free(&sb);
+		return FAIL(s, out, "the guest failed while mounting");
+	}
+	if (status != 0) {
+		char msg[400];
+		snprintf(msg, sizeof(msg), "%.*s", (int)strcspn(sb.buf, "\n"), sb.buf);
+		sbuf_free(&sb);
+		return FAIL(s, VM_OK, "cannot mount %s in the recording guest: %s", o->fs, msg);
+	}
+
+	/* The workload session. */
+	char *sess = xasprintf("dir=%s\nfbarrier=%ld\nfdatabarrier=%ld\n", mnt, o->nr_fbarrier,
+			       o->nr_fdatabarrier);
+	uint8_t type = 0;
+	out = vm_request(s->vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
+	free(sess);
+	if (out != VM_OK || type != PROTO_MSG_RESULT) {
+		char words[1000] = "";
+		if (out == VM_OK)
+			reply_words(type, &sb, words, sizeof(words));
+		sbuf_free(&sb);
+		return FAIL(s, out, "the agent refused the workload session%s%s", *words ? ": " : "", words);
+	}
+	sbuf_free(&sb);
+	s->up = 1;
+	return 0;
+}
+
+int record_start_slot(const struct record_opts *o, const struct record_slot *slot, struct recording *rec,
+		      struct record_session **sp)
+{
+	*sp = NULL;
+	if (record_prepare(o, rec) < 0)
+		return -1;
+	rec->qemu_cmdline = strvec_join_quoted(&slot->vm->argv);
+	struct record_session *s = xcalloc(1, sizeof(*s));
+	s->rec = rec;
+	s->vm = slot->vm;
+	s->borrowed = 1;
+	s->live_log = xstrdup(slot->log);
+	if (session_open(s, o, slot->dev, slot->mnt) < 0) {
+		free(s->live_log);
+		free(s);
+		return -1;
+	}
+	*sp = s;
+	return 0;
+}
+
+void record_add_disk(struct vm_config *cfg, const char *overlay, const char *log)
+{
+	strvec_pushf(&cfg->drives,
+		     "driver=blklogwrites,file.driver=qcow2,file.file.driver=file,file.file.filename=%s,"
+		     "file.cache.no-flush=on,log.driver=file,log.filename=%s,log.cache.no-flush=on",
+		     overlay, log);
+	/* Each request the guest sends is one log entry: virtio-blk does not
+	 * merge neighbours. (A merged request may carry up to IOV_MAX buffers,
+	 * and blklogwrites adds two for the entry header, so QEMU's write of it
+	 * to the log fails with EINVAL and the guest gets EIO: large sequential
+	 * writes broke recording that way.) */
+	cfg->blk_opts = "request-merging=off";
+	/* An error writing the log (the host's disk full) reaches the guest as
+	 * an I/O error instead of pausing it; host_disk_full() says why. */
+	cfg->drive_opts = "werror=report,rerror=report";
+}
+
+int record_start(const struct record_opts *o, struct recording *rec, struct record_session **sp)
+{
+	*sp = NULL;
+	if (record_prepare(o, rec) < 0)
+		return -1;
 	rec->overlay = xasprintf("%s/%s.qcow2", o->workdir, o->fs);
 	if (vm_overlay_create(rec->base, rec->overlay, &rec->err) < 0) {
 		rec->outcome = VM_QEMU_FAILED;
@@ -145,71 +240,21 @@ int record_start(const struct record_opts *o, struct recording *rec, struct reco
 
 	struct record_session *s = xcalloc(1, sizeof(*s));
 	s->rec = rec;
+	s->vm = &s->own;
+	s->live_log = xstrdup(rec->log_path);
 	struct vm_config cfg = *o->guest;
 	memset(&cfg.drives, 0, sizeof(cfg.drives));
-	strvec_pushf(&cfg.drives,
-		     "driver=blklogwrites,file.driver=qcow2,file.file.driver=file,file.file.filename=%s,"
-		     "file.cache.no-flush=on,log.driver=file,log.filename=%s,log.cache.no-flush=on",
-		     rec->overlay, rec->log_path);
-	/* Each request the guest sends is one log entry: virtio-blk does not
-	 * merge neighbours. (A merged request may carry up to IOV_MAX buffers,
-	 * and blklogwrites adds two for the entry header, so QEMU's write of it
-	 * to the log fails with EINVAL and the guest gets EIO: large sequential
-	 * writes broke recording that way.) */
-	cfg.blk_opts = "request-merging=off";
-	/* An error writing the log (the host's disk full) reaches the guest as
-	 * an I/O error instead of pausing it; host_disk_full() says why. */
-	cfg.drive_opts = "werror=report,rerror=report";
-	enum vm_outcome out = vm_start(&s->vm, &cfg);
-	rec->qemu_cmdline = strvec_join_quoted(&s->vm.argv);
+	record_add_disk(&cfg, rec->overlay, rec->log_path);
+	enum vm_outcome out = vm_start(s->vm, &cfg);
+	rec->qemu_cmdline = strvec_join_quoted(&s->vm->argv);
 	strvec_free(&cfg.drives);
-	if (out != VM_OK) {
-		fail(rec, &s->vm, out, "the recording guest did not start");
+	if (out != VM_OK || session_open(s, o, "/dev/vda", "/mnt/test") < 0) {
+		if (out != VM_OK)
+			FAIL(s, out, "the recording guest did not start");
+		free(s->live_log);
 		free(s);
 		return -1;
 	}
-
-	/* Mount the file system under test. */
-	struct sbuf sb = SBUF_INIT;
-	char *mount_cmd = xasprintf("mkdir -p /mnt/test && mount -t %s%s%s /dev/vda /mnt/test", o->fs,
-				    o->mount_opts && *o->mount_opts ? " -o " : "",
-				    o->mount_opts && *o->mount_opts ? o->mount_opts : "");
-	char *argv[] = { "sh", "-c", mount_cmd, NULL };
-	int status = -1;
-	out = vm_run(&s->vm, argv, &sb, 0, &status);
-	free(mount_cmd);
-	if (out != VM_OK) {
-		sbuf_free(&sb);
-		fail(rec, &s->vm, out, "the guest failed while mounting");
-		free(s);
-		return -1;
-	}
-	if (status != 0) {
-		char msg[400];
-		snprintf(msg, sizeof(msg), "%.*s", (int)strcspn(sb.buf, "\n"), sb.buf);
-		sbuf_free(&sb);
-		fail(rec, &s->vm, VM_OK, "cannot mount %s in the recording guest: %s", o->fs, msg);
-		free(s);
-		return -1;
-	}
-
-	/* The workload session. */
-	char *sess = xasprintf("dir=/mnt/test\nfbarrier=%ld\nfdatabarrier=%ld\n", o->nr_fbarrier,
-			       o->nr_fdatabarrier);
-	uint8_t type = 0;
-	out = vm_request(&s->vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
-	free(sess);
-	if (out != VM_OK || type != PROTO_MSG_RESULT) {
-		char words[1000] = "";
-		if (out == VM_OK)
-			reply_words(type, &sb, words, sizeof(words));
-		sbuf_free(&sb);
-		fail(rec, &s->vm, out, "the agent refused the workload session%s%s", *words ? ": " : "", words);
-		free(s);
-		return -1;
-	}
-	sbuf_free(&sb);
-	s->up = 1;
 	*sp = s;
 	return 0;
 }
@@ -223,30 +268,30 @@ int record_op(struct record_session *s, const struct wl_op *op, struct op_result
 	if (!s->up)
 		return errbuf_set(&rec->err, EXIT_GUEST, "the recording guest is not running");
 	wl_format(op, line, sizeof(line));
-	enum vm_outcome out = vm_request(&s->vm, PROTO_MSG_OP, (uint16_t)op->section, (uint32_t)op->id, line,
+	enum vm_outcome out = vm_request(s->vm, PROTO_MSG_OP, (uint16_t)op->section, (uint32_t)op->id, line,
 					 (uint32_t)strlen(line), 0, &type, &sb);
 	if (out != VM_OK) {
 		sbuf_free(&sb);
 		s->up = 0;
-		return fail(rec, &s->vm, out, "the guest failed during op '%s'", line);
+		return FAIL(s, out, "the guest failed during op '%s'", line);
 	}
 	char words[1000];
 	if (type != PROTO_MSG_RESULT) {
 		reply_words(type, &sb, words, sizeof(words));
 		sbuf_free(&sb);
 		s->up = 0;
-		return fail(rec, &s->vm, VM_OK, "the agent could not run op '%s': %s", line, words);
+		return FAIL(s, VM_OK, "the agent could not run op '%s': %s", line, words);
 	}
 	char full[600];
-	if (host_disk_full(rec->log_path, full, sizeof(full))) {
+	if (host_disk_full(s->live_log, full, sizeof(full))) {
 		sbuf_free(&sb);
 		s->up = 0;
-		fail(rec, &s->vm, VM_OK, "%s", full);
+		FAIL(s, VM_OK, "%s", full);
 		rec->err.code = EXIT_CANTCREAT;
 		return -1;
 	}
 	int64_t pos = 0;
-	read_committed(rec->log_path, &pos);
+	read_committed(s->live_log, &pos);
 	struct op_result tmp;
 	if (!r)
 		r = &tmp;
@@ -254,7 +299,7 @@ int record_op(struct record_session *s, const struct wl_op *op, struct op_result
 		reply_words(type, &sb, words, sizeof(words));
 		sbuf_free(&sb);
 		s->up = 0;
-		return fail(rec, &s->vm, VM_OK, "the agent's result of op '%s' is malformed: %s", line, words);
+		return FAIL(s, VM_OK, "the agent's result of op '%s' is malformed: %s", line, words);
 	}
 	sbuf_free(&sb);
 	r->log_pos = pos;
@@ -276,23 +321,29 @@ void record_stop(struct record_session *s)
 {
 	if (!s)
 		return;
-	if (s->up) {
+	if (s->up && !s->borrowed) {
 		/* The power cut. */
-		vm_kill(&s->vm);
-		keep_console(s->rec, &s->vm);
-		vm_free(&s->vm);
+		vm_kill(s->vm);
+		keep_console(s->rec, s->vm);
+		vm_free(s->vm);
 	}
+	free(s->live_log);
 	free(s);
 }
 
-int record_qemu(const struct backend *b, const struct record_opts *o, struct recording *rec)
+int record_session_up(const struct record_session *s)
 {
-	(void)b;
-	double t0 = now_s();
+	return s && s->up;
+}
+
+void record_keep_console(const struct recording *rec, struct vm *vm)
+{
+	keep_console(rec, vm);
+}
+
+int record_run(struct record_session *s, const struct record_opts *o)
+{
 	const struct wl_workload *w = o->w;
-	struct record_session *s;
-	if (record_start(o, rec, &s) < 0)
-		return -1;
 	for (size_t i = 0; i <= w->n; i++) {
 		/* After the last setup op (i == nsetup) comes the setup's sync. */
 		bool setup_sync = i == w->nsetup;
@@ -309,11 +360,23 @@ int record_qemu(const struct backend *b, const struct record_opts *o, struct rec
 			}
 			o->progress(o->ctx, i, w->n + 1, step);
 		}
-		int r = setup_sync ? record_setup_sync(s) : record_op(s, op, &rec->res[i < w->nsetup ? i : i - 1]);
-		if (r < 0) {
-			record_stop(s);
+		int r = setup_sync ? record_setup_sync(s) : record_op(s, op, &s->rec->res[i < w->nsetup ? i : i - 1]);
+		if (r < 0)
 			return -1;
-		}
+	}
+	return 0;
+}
+
+int record_qemu(const struct backend *b, const struct record_opts *o, struct recording *rec)
+{
+	(void)b;
+	double t0 = now_s();
+	struct record_session *s;
+	if (record_start(o, rec, &s) < 0)
+		return -1;
+	if (record_run(s, o) < 0) {
+		record_stop(s);
+		return -1;
 	}
 	record_stop(s);
 	rec->outcome = VM_OK;

@@ -98,6 +98,8 @@ bool vm_qemu_has_sandbox(void)
 	return known;
 }
 
+#define QMP_TIMEOUT_S 10.0        /* one QMP command, at KVM speed */
+
 void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 {
 	struct strvec *a = &vm->argv;
@@ -118,6 +120,11 @@ void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 		strvec_pushf(a, "socket,id=chan,path=%s,server=on,wait=off", sock);
 		strvec_push(a, "-device");
 		strvec_pushf(a, "virtserialport,chardev=chan,name=%s", PROTO_PORT);
+		if (cfg->qmp) {
+			/* beside the channel's socket, in the same private folder */
+			strvec_push(a, "-qmp");
+			strvec_pushf(a, "unix:%.*sqmp.sock,server=on,wait=off", (int)(strrchr(sock, '/') + 1 - sock), sock);
+		}
 	}
 	for (size_t i = 0; i < cfg->drives.n; i++) {
 		strvec_push(a, "-drive");
@@ -220,10 +227,124 @@ static void sleep_ms(int ms)
 	poll(NULL, 0, ms);
 }
 
+/* ---- the QMP monitor --------------------------------------------------- */
+
+/* The next whole line from the monitor into line (without its end): 0, or
+ * -1 with vm->why (the monitor closed, or nothing whole before deadline). */
+static int qmp_line(struct vm *vm, double deadline, struct sbuf *line)
+{
+	for (;;) {
+		char *nl = vm->qmp_in.buf ? memchr(vm->qmp_in.buf, '\n', vm->qmp_in.len) : NULL;
+		if (nl) {
+			size_t n = (size_t)(nl - vm->qmp_in.buf);
+			sbuf_reset(line);
+			sbuf_add(line, vm->qmp_in.buf, n && nl[-1] == '\r' ? n - 1 : n);
+			memmove(vm->qmp_in.buf, nl + 1, vm->qmp_in.len - n - 1);
+			vm->qmp_in.len -= n + 1;
+			vm->qmp_in.buf[vm->qmp_in.len] = '\0';
+			return 0;
+		}
+		double left = deadline - now_s();
+		if (left <= 0) {
+			snprintf(vm->why, sizeof(vm->why), "the QMP monitor did not answer in time");
+			return -1;
+		}
+		struct pollfd p[2] = { { vm->qmp, POLLIN, 0 }, { vm->console, POLLIN, 0 } };
+		poll(p, 2, left > 0.2 ? 200 : (int)(left * 1000) + 1);
+		if (p[1].revents)
+			console_drain(vm);
+		if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		char buf[4096];
+		ssize_t n = read(vm->qmp, buf, sizeof(buf));
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			snprintf(vm->why, sizeof(vm->why), "the QMP monitor closed");
+			return -1;
+		}
+		sbuf_add(&vm->qmp_in, buf, (size_t)n);
+	}
+}
+
+/* Send cmd and read up to its answer (events are skipped). */
+static int qmp_command(struct vm *vm, const char *cmd, struct sbuf *reply)
+{
+	double deadline = now_s() + QMP_TIMEOUT_S * vm->slowdown;
+	struct sbuf line = SBUF_INIT;
+	int r = -1;
+	if (vm->qmp < 0) {
+		snprintf(vm->why, sizeof(vm->why), "the guest has no QMP monitor");
+		goto out;
+	}
+	sigset_t pipe_set, old;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	sigprocmask(SIG_BLOCK, &pipe_set, &old);
+	int w = write_all(vm->qmp, cmd, strlen(cmd)) < 0 || write_all(vm->qmp, "\n", 1) < 0 ? -1 : 0;
+	int saved = errno;
+	if (w < 0 && saved == EPIPE) {
+		struct timespec zero = { 0, 0 };
+		sigtimedwait(&pipe_set, NULL, &zero);
+	}
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	if (w < 0) {
+		snprintf(vm->why, sizeof(vm->why), "cannot write to the QMP monitor: %s", strerror(saved));
+		goto out;
+	}
+	while (qmp_line(vm, deadline, &line) == 0) {
+		if (!strncmp(line.buf, "{\"return\"", 9)) {
+			r = 0;
+			break;
+		}
+		if (!strncmp(line.buf, "{\"error\"", 8)) {
+			snprintf(vm->why, sizeof(vm->why), "QMP: %.200s", line.buf);
+			break;
+		}
+	}
+out:
+	if (reply) {
+		sbuf_reset(reply);
+		sbuf_adds(reply, r == 0 ? line.buf : vm->why);
+	}
+	sbuf_free(&line);
+	return r;
+}
+
+/* Connect to the monitor QEMU made beside the channel, read its greeting,
+ * leave capabilities negotiation. 0, or -1 with vm->why. */
+static int qmp_open(struct vm *vm)
+{
+	char *path = xasprintf("%s/qmp.sock", vm->dir);
+	double deadline = now_s() + QMP_TIMEOUT_S * vm->slowdown;
+	while ((vm->qmp = connect_sock(path)) < 0 && now_s() < deadline)
+		sleep_ms(5);
+	free(path);
+	if (vm->qmp < 0) {
+		snprintf(vm->why, sizeof(vm->why), "cannot connect to the QMP monitor: %s", strerror(errno));
+		return -1;
+	}
+	struct sbuf line = SBUF_INIT;
+	int r = qmp_line(vm, deadline, &line);
+	if (r == 0 && strncmp(line.buf, "{\"QMP\"", 6)) {
+		snprintf(vm->why, sizeof(vm->why), "the QMP monitor greeted with '%.100s'", line.buf);
+		r = -1;
+	}
+	sbuf_free(&line);
+	if (r == 0)
+		r = qmp_command(vm, "{\"execute\":\"qmp_capabilities\"}", NULL);
+	return r;
+}
+
+int vm_qmp(struct vm *vm, const char *cmd, struct sbuf *reply)
+{
+	return qmp_command(vm, cmd, reply);
+}
+
 enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 {
 	memset(vm, 0, sizeof(*vm));
-	vm->chan = vm->console = -1;
+	vm->chan = vm->console = vm->qmp = -1;
 	vm->exit_status = -1;
 	vm->next_seq = 1;
 	vm->slowdown = !strcmp(cfg->accel, "kvm") ? 1.0 : VM_TCG_SLOWDOWN;
@@ -343,6 +464,8 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	if (console_has_panic(vm))
 		o = VM_PANIC;
 out:
+	if (o == VM_OK && cfg->qmp && qmp_open(vm) < 0)
+		o = VM_QEMU_FAILED;
 	free(sock);
 	free(errlog);
 	return o;
@@ -490,6 +613,33 @@ enum vm_outcome vm_request(struct vm *vm, uint8_t type, uint16_t flags, uint32_t
 	return request(vm, type, flags, seq, payload, len, NULL, timeout_s, reply_type, reply);
 }
 
+enum vm_outcome vm_send(struct vm *vm, uint8_t type, uint16_t flags, uint32_t seq, const void *payload,
+			uint32_t len, double timeout_s)
+{
+	if (intr_pending()) {
+		vm_kill(vm);
+		return VM_INTERRUPTED;
+	}
+	if (vm->chan < 0) {
+		qemu_exited(vm);
+		return exit_outcome(vm, true);
+	}
+	/* a guest that stopped reading must not block us for ever */
+	double t = timeout_s > 0 ? timeout_s : CMD_TIMEOUT_S * vm->slowdown;
+	struct timeval tv = { (time_t)t, (suseconds_t)((t - (double)(time_t)t) * 1e6) };
+	setsockopt(vm->chan, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+	int r = send_frame(vm->chan, type, flags, seq, payload, len);
+	int saved = errno;
+	struct timeval none = { 0, 0 };
+	setsockopt(vm->chan, SOL_SOCKET, SO_SNDTIMEO, &none, sizeof(none));
+	if (r == 0)
+		return VM_OK;
+	if (saved == EAGAIN || saved == EWOULDBLOCK)
+		return console_has_panic(vm) ? VM_PANIC : VM_TIMEOUT;
+	qemu_exited(vm);
+	return exit_outcome(vm, true);
+}
+
 enum vm_outcome vm_exec(struct vm *vm, char *const *argv, int out_fd, int err_fd,
 			     double timeout_s, int *status)
 {
@@ -540,7 +690,10 @@ void vm_free(struct vm *vm)
 		close(vm->chan);
 	if (vm->console >= 0)
 		close(vm->console);
-	vm->chan = vm->console = -1;
+	if (vm->qmp >= 0)
+		close(vm->qmp);
+	vm->chan = vm->console = vm->qmp = -1;
+	sbuf_free(&vm->qmp_in);
 	if (vm->dir) {
 		rm_rf(vm->dir);
 		free(vm->dir);

@@ -42,12 +42,15 @@ struct vm_config {
 	const char *append;      /* extra kernel command line, or NULL */
 	int mem_mb;
 	bool shell;              /* console on the user's terminal, shell mode */
+	bool qmp;                /* a QMP monitor socket too (vm_qmp), for a guest that lives (engine/pool.c) */
 };
 
 struct vm {
 	pid_t pid;
 	int chan;                /* connected virtio-serial socket, or -1 */
 	int console;             /* read end of QEMU's stdout (serial console), or -1 */
+	int qmp;                 /* the QMP monitor, capabilities negotiated, or -1 (vm_config.qmp) */
+	struct sbuf qmp_in;      /* what the monitor sent that is not a whole line yet */
 	char *dir;               /* private temp dir (socket) */
 	struct strvec argv;      /* the QEMU command line */
 	struct proto_reader rd;
@@ -90,6 +93,19 @@ enum vm_outcome vm_run(struct vm *vm, char *const *argv, struct sbuf *out,
 enum vm_outcome vm_request(struct vm *vm, uint8_t type, uint16_t flags, uint32_t seq,
 				const void *payload, uint32_t len, double timeout_s, uint8_t *reply_type,
 				struct sbuf *reply);
+
+/* Send one frame that is not answered (a chunk of a LOG): VM_OK, or how
+ * the guest failed (a send blocked past timeout_s wall seconds, 0 = the
+ * default command timeout, is a timeout). */
+enum vm_outcome vm_send(struct vm *vm, uint8_t type, uint16_t flags, uint32_t seq, const void *payload,
+			uint32_t len, double timeout_s);
+
+/* One QMP command (a JSON object, e.g. {"execute":"stop"}) to a guest
+ * started with vm_config.qmp; reply (may be NULL) gets QEMU's answer line.
+ * 0 when QEMU answered "return", -1 (reply says why, vm->why too) when it
+ * answered an error, the monitor is gone or it did not answer in time.
+ * QEMU's stop drains every in-flight request before it answers. */
+int vm_qmp(struct vm *vm, const char *cmd, struct sbuf *reply);
 
 /* Ask the agent to power off; kill QEMU if it does not exit in time. */
 void vm_stop(struct vm *vm);

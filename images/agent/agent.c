@@ -239,13 +239,27 @@ static void send_error(uint32_t seq, const char *msg)
 	send_or_die(PROTO_MSG_ERROR, 0, seq, msg, (uint32_t)strlen(msg));
 }
 
+/* SESSION: the previous session's open files all closed, a new one opened
+ * at dir; with end=1 only the closing (a guest that lives across
+ * recordings lets go of a disk). */
 static void handle_session(const struct proto_msg *m)
 {
+	char *end = kv_get((const char *)m->data, m->len, "end");
+	if (end && !strcmp(end, "1")) {
+		free(end);
+		agent_ops_free(ops);
+		ops = NULL;
+		struct op_result r = { 0 };
+		send_result(m->seq, &r);
+		return;
+	}
+	free(end);
 	char *dir = kv_get((const char *)m->data, m->len, "dir");
 	char *fb = kv_get((const char *)m->data, m->len, "fbarrier");
 	char *fdb = kv_get((const char *)m->data, m->len, "fdatabarrier");
 	if (ops)
 		agent_ops_free(ops);
+	ops = NULL;
 	ops = agent_ops_new(dir ? dir : "/mnt", fb ? atol(fb) : -1, fdb ? atol(fdb) : -1);
 	struct op_result r = { .ret = ops ? 0 : -1, .err = ops ? 0 : errno };
 	send_result(m->seq, &r);
@@ -299,6 +313,37 @@ static void handle_check(const struct proto_msg *m)
 	free(reply);
 }
 
+/* LOG: a new write log for the checker, in pieces; the old checker and
+ * its log go at the first piece, the new one is opened at the last. */
+#define LOG_FILE "/tmp/cl-log"
+static struct proto_log_rx log_rx = PROTO_LOG_RX_INIT;
+
+static void handle_log(const struct proto_msg *m)
+{
+	if (m->flags & PROTO_LOG_FIRST) {
+		agent_checker_free(checker);
+		checker = NULL;
+	}
+	if (!proto_log_take(&log_rx, LOG_FILE, m))
+		return;
+	char msg[300];
+	if (log_rx.err) {
+		snprintf(msg, sizeof(msg), "cannot store the write log: %s", strerror(log_rx.err));
+		unlink(LOG_FILE);
+		send_error(m->seq, msg);
+		return;
+	}
+	agent_checker_free(checker);
+	struct errbuf err = { 0 };
+	checker = agent_checker_new("/dev/vda", LOG_FILE, &err);
+	if (!checker) {
+		send_error(m->seq, err.msg);
+		return;
+	}
+	struct op_result r = { .ret = (int64_t)log_rx.bytes };
+	send_result(m->seq, &r);
+}
+
 static void serve(void)
 {
 	struct proto_reader rd = { 0 };
@@ -348,6 +393,9 @@ static void serve(void)
 					break;
 				case PROTO_MSG_CHECK:
 					handle_check(&m);
+					break;
+				case PROTO_MSG_LOG:
+					handle_log(&m);
 					break;
 				case PROTO_MSG_SHUTDOWN:
 					power_off();

@@ -34,6 +34,9 @@ int agent_capture_tree(const char *dir, FILE *out);
  * reply: the STATE payload (malloc'd). 0, or -1 with e. */
 struct agent_checker;
 struct agent_checker *agent_checker_new(const char *origin, const char *logdev, struct errbuf *e);
+/* Let go of everything the checker holds (the log, the store and its loop
+ * device, a snapshot left behind), so another can be made over a new log. */
+void agent_checker_free(struct agent_checker *c);
 int agent_checker_run(struct agent_checker *c, const char *request, size_t len, char **reply, size_t *reply_len,
 		      struct errbuf *e);
 

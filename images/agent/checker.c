@@ -204,6 +204,27 @@ struct agent_checker *agent_checker_new(const char *origin, const char *logdev, 
 	return c;
 }
 
+static void remove_snapshot(void);
+
+void agent_checker_free(struct agent_checker *c)
+{
+	if (!c)
+		return;
+	remove_snapshot();
+	wlog_close(&c->log);
+	close(c->log_fd);
+	if (c->cow_fd >= 0) {
+		int lfd = open(c->loop, O_RDWR | O_CLOEXEC);
+		if (lfd >= 0) {
+			ioctl(lfd, LOOP_CLR_FD, 0);
+			close(lfd);
+		}
+		close(c->cow_fd);
+		unlink(COW_FILE);
+	}
+	free(c);
+}
+
 /* One device-mapper ioctl on name; extra (may be NULL) follows the header. */
 static int dm_ioctl(unsigned long cmd, const char *name, const void *extra, size_t extra_len,
 		    uint32_t target_count, uint32_t flags, struct dm_ioctl *out)

@@ -257,3 +257,23 @@ case "$top" in
 "./bz ./cache ./db ./err ./esc.wl ./json ./out ./show ./w ") ok "nothing was written beside the cache, the databases and the test's files" ;;
 *) not_ok "the test directory holds: $top" ;;
 esac
+
+# ---- guests that live across recordings (engine/pool.c) ----
+
+# The pool speaks QMP to its recording guests and sends the checker each
+# write log (LOG): three workloads, two disks per recording guest, so two
+# recording boots and one checker boot.
+P=$T/pool
+pool() { cl "$@" -- bench pool --fs ext4 --kernel "$T/bz" --accel tcg --no-classic --slots 2 --out "$P" "$WL" "$WL" "$WL"; }
+expect_exit 0 "the pool with a well-behaved fake guest" -- pool
+expect_grep "$P/stats-ext4.txt" '^record_boots=2 checker_boots=1 recordings=3 checks=[1-9][0-9]* guest_failures=0$' \
+	"the pool: two recording guests of two disks for three workloads, one checker guest"
+n=$(grep -c ' outcome=ok ' "$P/pool-ext4.txt")
+[ "$n" = 3 ] && ok "the pool: the three fs runs ended ok" || not_ok "the pool: $n fs runs ended ok, expected 3"
+# A recording guest lost mid-op is killed, never reused: the next recording
+# boots another (each fake guest is lost on its first op, so every one).
+expect_exit 69 "the pool with a recording guest lost on an op" -- pool CRASHLAB_FAKE_GUEST=exit-mid CRASHLAB_FAKE_ON=op
+expect_grep "$T/err" "the guest failed during op" "the pool says which op the guest failed on"
+expect_grep "$P/stats-ext4.txt" '^record_boots=3 checker_boots=0 recordings=3 checks=0 guest_failures=3$' \
+	"the pool: each lost guest counted, a new one booted for the next workload"
+terminal_safe "$T/err" "the pool (stderr)"

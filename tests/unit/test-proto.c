@@ -216,4 +216,84 @@ TEST(fsck_filter)
 	CHECK(fs_fsck_filter(NULL) == NULL, "no output stays none");
 }
 
+/* A log sent as LOG pieces (the host cuts it, the agent stores it): the
+ * pieces travel as frames and come out as the same bytes; a second log
+ * replaces the first; a piece of no log, and an empty log, are handled. */
+TEST(log_pieces)
+{
+	CHECK(proto_log_flags(0, 10, 10) == (PROTO_LOG_FIRST | PROTO_LOG_LAST), "one piece is first and last");
+	CHECK(proto_log_flags(0, 0, 0) == (PROTO_LOG_FIRST | PROTO_LOG_LAST), "an empty log is one piece");
+	CHECK(proto_log_flags(0, 4, 10) == PROTO_LOG_FIRST, "the first of three");
+	CHECK(proto_log_flags(4, 4, 10) == 0, "a middle piece");
+	CHECK(proto_log_flags(8, 2, 10) == PROTO_LOG_LAST, "the last piece");
+
+	char dir[] = "/tmp/test-proto.XXXXXX";
+	if (!mkdtemp(dir))
+		SKIP("no temp dir: %s", strerror(errno));
+	char *path = xasprintf("%s/log", dir);
+	/* a log of 10000 bytes in pieces of 3000, through a pipe as frames */
+	size_t total = 10000, piece = 3000;
+	unsigned char *log = malloc(total);
+	for (size_t i = 0; i < total; i++)
+		log[i] = (unsigned char)(i * 7 + 3);
+	int p[2];
+	if (pipe(p) < 0)
+		SKIP("no pipe: %s", strerror(errno));
+	for (size_t off = 0; off < total; off += piece) {
+		size_t n = total - off < piece ? total - off : piece;
+		proto_send(p[1], PROTO_MSG_LOG, proto_log_flags(off, n, total), 5, log + off, (uint32_t)n);
+	}
+	close(p[1]);
+	struct proto_reader r = { 0 };
+	CHECK(read_all(p[0], &r) == 0, "the pieces read back in 7-byte bits");
+	close(p[0]);
+	struct proto_log_rx rx = PROTO_LOG_RX_INIT;
+	struct proto_msg m;
+	int pieces = 0, done = 0;
+	while (proto_next(&r, &m) == 1) {
+		CHECK(m.type == PROTO_MSG_LOG, "piece %d is a LOG", pieces);
+		pieces++;
+		CHECK(!done, "nothing after the last piece");
+		done = proto_log_take(&rx, path, &m);
+	}
+	CHECK(pieces == 4 && done == 1 && rx.err == 0 && rx.bytes == total && rx.fd < 0,
+	      "four pieces, the last says so (%d pieces, err %d, %llu bytes)", pieces, rx.err,
+	      (unsigned long long)rx.bytes);
+	struct sbuf got = SBUF_INIT;
+	CHECK((sbuf_reset(&got), read_file(path, &got)) == 0 && got.len == total && !memcmp(got.buf, log, total),
+	      "the file holds the log byte for byte (%zu bytes)", got.len);
+
+	/* A second, shorter log replaces it whole. */
+	struct proto_msg one = { PROTO_MSG_LOG, PROTO_LOG_FIRST | PROTO_LOG_LAST, 6, 3, (unsigned char *)"abc" };
+	CHECK(proto_log_take(&rx, path, &one) == 1 && rx.err == 0, "a log of one piece");
+	CHECK((sbuf_reset(&got), read_file(path, &got)) == 0 && got.len == 3 && !memcmp(got.buf, "abc", 3),
+	      "the new log replaced the old one (%zu bytes)", got.len);
+
+	/* A middle piece with no first one is refused, up to its last piece;
+	 * the next log is fine again. */
+	struct proto_msg mid = { PROTO_MSG_LOG, 0, 7, 3, (unsigned char *)"xyz" };
+	struct proto_msg last = { PROTO_MSG_LOG, PROTO_LOG_LAST, 7, 3, (unsigned char *)"xyz" };
+	CHECK(proto_log_take(&rx, path, &mid) == 0 && rx.err == EPROTO, "a piece of no log: EPROTO");
+	CHECK(proto_log_take(&rx, path, &last) == 1 && rx.err == EPROTO, "its last piece ends it, failed");
+	CHECK((sbuf_reset(&got), read_file(path, &got)) == 0 && got.len == 3 && !memcmp(got.buf, "abc", 3),
+	      "the stray pieces wrote nothing");
+	struct proto_msg empty = { PROTO_MSG_LOG, PROTO_LOG_FIRST | PROTO_LOG_LAST, 8, 0, NULL };
+	CHECK(proto_log_take(&rx, path, &empty) == 1 && rx.err == 0 && rx.bytes == 0, "an empty log after it");
+	CHECK((sbuf_reset(&got), read_file(path, &got)) == 0 && got.len == 0, "the file is empty");
+
+	/* A log whose file cannot be made fails, and says why. */
+	char *bad = xasprintf("%s/no/such/dir", dir);
+	struct proto_msg f1 = { PROTO_MSG_LOG, PROTO_LOG_FIRST, 9, 3, (unsigned char *)"abc" };
+	struct proto_msg f2 = { PROTO_MSG_LOG, PROTO_LOG_LAST, 9, 3, (unsigned char *)"def" };
+	CHECK(proto_log_take(&rx, bad, &f1) == 0 && proto_log_take(&rx, bad, &f2) == 1 && rx.err == ENOENT,
+	      "a file that cannot be created: ENOENT (%d)", rx.err);
+	sbuf_free(&got);
+	proto_reader_free(&r);
+	unlink(path);
+	rmdir(dir);
+	free(bad);
+	free(path);
+	free(log);
+}
+
 TEST_MAIN()

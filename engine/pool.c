@@ -1,0 +1,403 @@
+/*
+ * pool.c - a backend whose guests live across recordings (see pool.h).
+ *
+ * Method. Recording: the fs's recording guest boots with N test disks,
+ * each blklogwrites over its own fresh qcow2 overlay of the cached base
+ * image with its own log file (record_add_disk: the drive options of every
+ * recording), and a QMP monitor. A recording takes the next unused disk:
+ * record.c's pieces mount it at its own mount point, open the workload
+ * session there and run the workload exactly as record_qemu does. The
+ * power cut: QMP stop pauses the guest after QEMU drained every in-flight
+ * request, so the disk's log file is whole; it is copied to the
+ * recording's log; cont; the agent closes the session's files (SESSION
+ * end=1) and the disk is unmounted (its dirty pages then land in a log
+ * nobody reads). So the next disk's file system never meets the previous
+ * one mounted (XFS refuses a second mount of one UUID, btrfs takes one fsid
+ * for one file system).
+ *
+ * Checking: the fs's checker guest has the base image as /dev/vda
+ * (snapshot=on) and no log disk; checker_start sends it the recording's
+ * log (LOG, in pieces), which the agent keeps in its tmpfs and checks
+ * states against until the next log. A log too big for that gets a
+ * classic checker of its own. A guest that failed is killed, never reused.
+ */
+#include "engine/pool.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "host/sys.h"
+#include "images/basedisk.h"
+
+#define POOL_SLOTS_DEFAULT 16
+#define POOL_SLOTS_MAX 24          /* /dev/vda.. and a PCI slot each */
+
+/* One file system's guests. */
+struct pool_fs {
+	char *fs;
+	/* the recording guest */
+	struct vm vm;
+	int up;                    /* vm runs and may take recordings */
+	char *rkey;                /* what it was booted for (base image options, guest) */
+	int next;                  /* its next unused disk */
+	int gen;                   /* its boots, for the slot files' names */
+	struct strvec overlays, logs;
+	/* the checker guest */
+	struct checker *ck;        /* the live one, or NULL */
+	char *ckey;
+};
+
+struct pool {
+	struct backend b;
+	const struct vm_config *guest;
+	int slots;
+	char *dir;
+	struct pool_fs *fs;
+	size_t nfs;
+	struct pool_stats st;
+};
+
+/* The size at and above which a log is not sent: POOL_LOG_SEND_MAX, or for
+ * the tests CRASHLAB_TEST_POOL_LOG_MAX bytes. */
+static long long log_send_max(void)
+{
+	const char *env = getenv("CRASHLAB_TEST_POOL_LOG_MAX");
+	return env && *env ? atoll(env) : POOL_LOG_SEND_MAX;
+}
+
+static struct pool_fs *pool_fs_get(struct pool *p, const char *fs)
+{
+	for (size_t i = 0; i < p->nfs; i++)
+		if (!strcmp(p->fs[i].fs, fs))
+			return &p->fs[i];
+	p->fs = xrealloc(p->fs, (p->nfs + 1) * sizeof(*p->fs));
+	struct pool_fs *f = &p->fs[p->nfs++];
+	memset(f, 0, sizeof(*f));
+	f->fs = xstrdup(fs);
+	f->vm.chan = f->vm.console = f->vm.qmp = -1;
+	return f;
+}
+
+static char *guest_key(const struct vm_config *g)
+{
+	return xasprintf("%s\n%s\n%s\n%d\n%s", g->kernel, g->initrd, g->accel, g->mem_mb, g->append ? g->append : "");
+}
+
+/* The recording guest goes: killed (its disks are dead, nothing on them
+ * is worth a clean shutdown), its slot files removed. */
+static void rguest_down(struct pool_fs *f)
+{
+	vm_free(&f->vm);
+	f->up = 0;
+	for (size_t i = 0; i < f->overlays.n; i++)
+		unlink(f->overlays.v[i]);
+	for (size_t i = 0; i < f->logs.n; i++)
+		unlink(f->logs.v[i]);
+	strvec_free(&f->overlays);
+	strvec_free(&f->logs);
+	free(f->rkey);
+	f->rkey = NULL;
+}
+
+/* A recording that failed before it had a guest: rec as record_qemu fills it. */
+static int rec_fail(const struct record_opts *o, struct recording *rec, enum vm_outcome out, const struct errbuf *e)
+{
+	if (!rec->log_path)
+		rec->log_path = xasprintf("%s/%s.log", o->workdir, o->fs);
+	if (!rec->res)
+		rec->res = xcalloc(o->w && o->w->n ? o->w->n : 1, sizeof(*rec->res));
+	rec->outcome = out;
+	rec->err = *e;
+	return -1;
+}
+
+/* Boot the fs's recording guest for o: fresh overlays and logs. */
+static int rguest_boot(struct pool *p, struct pool_fs *f, const struct record_opts *o, const char *key,
+		       struct recording *rec)
+{
+	struct errbuf e;
+	errbuf_clear(&e);
+	char *base = img_base_ensure(o->fs, o->size, o->mkfs_opts, &e);
+	if (!base)
+		return rec_fail(o, rec, VM_OK, &e);
+	f->gen++;
+	struct vm_config cfg = *o->guest;
+	memset(&cfg.drives, 0, sizeof(cfg.drives));
+	for (int i = 0; i < p->slots; i++) {
+		char *ov = xasprintf("%s/%s-g%d-s%d.qcow2", p->dir, f->fs, f->gen, i);
+		char *lg = xasprintf("%s/%s-g%d-s%d.log", p->dir, f->fs, f->gen, i);
+		strvec_push(&f->overlays, ov);
+		strvec_push(&f->logs, lg);
+		int fd = -1;
+		if (vm_overlay_create(base, ov, &e) < 0 ||
+		    (fd = open(lg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+			if (!e.code)
+				errbuf_errno(&e, errno, "cannot create '%s'", lg);
+			free(ov);
+			free(lg);
+			free(base);
+			strvec_free(&cfg.drives);
+			rguest_down(f);
+			return rec_fail(o, rec, e.code == EXIT_GUEST ? VM_QEMU_FAILED : VM_OK, &e);
+		}
+		close(fd);
+		record_add_disk(&cfg, ov, lg);
+		free(ov);
+		free(lg);
+	}
+	free(base);
+	cfg.qmp = true;
+	p->st.record_boots++;
+	enum vm_outcome out = vm_start(&f->vm, &cfg);
+	strvec_free(&cfg.drives);
+	if (out != VM_OK) {
+		p->st.guest_failures++;
+		vm_kill(&f->vm);
+		vm_failure(&f->vm, out, &e);
+		errbuf_prefix(&e, "the recording guest did not start");
+		rguest_down(f);
+		return rec_fail(o, rec, out, &e);
+	}
+	f->up = 1;
+	f->next = 0;
+	f->rkey = xstrdup(key);
+	return 0;
+}
+
+/* Copy the whole file src to dst. 0, or -1 with e. */
+static int copy_file(const char *src, const char *dst, struct errbuf *e)
+{
+	int in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return errbuf_errno(e, errno, "cannot read '%s'", src);
+	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (out < 0) {
+		close(in);
+		return errbuf_errno(e, errno, "cannot create '%s'", dst);
+	}
+	char *buf = xmalloc(1 << 20);
+	int r = 0;
+	for (;;) {
+		ssize_t n = read(in, buf, 1 << 20);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			r = errbuf_errno(e, errno, "cannot read '%s'", src);
+			break;
+		}
+		if (n == 0)
+			break;
+		if (write_all(out, buf, (size_t)n) < 0) {
+			r = errbuf_errno(e, errno, "cannot write '%s'", dst);
+			break;
+		}
+	}
+	free(buf);
+	close(in);
+	if (close(out) < 0 && !r)
+		r = errbuf_errno(e, errno, "cannot write '%s'", dst);
+	return r;
+}
+
+/* The guest failed around a recording that is over (its log is copied):
+ * it is killed and not reused; the recording stands. */
+static void rguest_lost(struct pool *p, struct pool_fs *f, const struct recording *rec)
+{
+	p->st.guest_failures++;
+	vm_kill(&f->vm);
+	record_keep_console(rec, &f->vm);
+	rguest_down(f);
+}
+
+static int pool_record(const struct backend *b, const struct record_opts *o, struct recording *rec)
+{
+	struct pool *p = b->ctx;
+	double t0 = now_s();
+	memset(rec, 0, sizeof(*rec));
+	struct pool_fs *f = pool_fs_get(p, o->fs);
+	char *gk = guest_key(o->guest);
+	char *key = xasprintf("%lld\n%s\n%s", o->size, o->mkfs_opts ? o->mkfs_opts : "", gk);
+	free(gk);
+	if (f->up && (strcmp(f->rkey, key) || f->next >= p->slots))
+		rguest_down(f);
+	if (!f->up && rguest_boot(p, f, o, key, rec) < 0) {
+		free(key);
+		return -1;
+	}
+	free(key);
+
+	int slot = f->next++;
+	char dev[16], mnt[32];
+	snprintf(dev, sizeof(dev), "/dev/vd%c", 'a' + slot);
+	snprintf(mnt, sizeof(mnt), "/mnt/s%d", slot);
+	struct record_slot rs = { &f->vm, dev, mnt, f->logs.v[slot] };
+	struct record_session *s = NULL;
+	p->st.recordings++;
+	if (record_start_slot(o, &rs, rec, &s) < 0 || record_run(s, o) < 0) {
+		/* record.c killed the guest that failed (the base image failing
+		 * leaves it up, and its disk unused) */
+		record_stop(s);
+		if (f->vm.pid <= 0) {
+			p->st.guest_failures++;
+			rguest_down(f);
+		}
+		return -1;
+	}
+	record_stop(s);
+
+	/* The power cut: the guest paused with every request drained, so the
+	 * disk's log is whole; its copy is the recording's. */
+	struct sbuf reply = SBUF_INIT;
+	struct errbuf e;
+	errbuf_clear(&e);
+	if (vm_qmp(&f->vm, "{\"execute\":\"stop\"}", &reply) < 0) {
+		struct errbuf how;
+		errbuf_set(&e, EXIT_GUEST, "the power cut (QMP stop) failed: %s", reply.buf);
+		vm_failure(&f->vm, VM_LOST, &how);
+		errbuf_set(&rec->err, EXIT_GUEST, "%s: %s", e.msg, how.msg);
+		rec->outcome = VM_LOST;
+		sbuf_free(&reply);
+		rguest_lost(p, f, rec);
+		return -1;
+	}
+	if (copy_file(f->logs.v[slot], rec->log_path, &e) < 0) {
+		rec->outcome = VM_OK;
+		rec->err = e;
+		sbuf_free(&reply);
+		rguest_lost(p, f, rec);
+		return -1;
+	}
+	record_keep_console(rec, &f->vm);
+	rec->outcome = VM_OK;
+	/* The guest lets go of the disk: the session's files closed, the disk
+	 * unmounted. A guest that cannot is not reused; the recording stands. */
+	uint8_t type = 0;
+	const char *end = "end=1\n";
+	int st = -1;
+	char *umount = xasprintf("umount %s 2>/dev/null || umount -l %s", mnt, mnt);
+	char *argv[] = { "sh", "-c", umount, NULL };
+	if (vm_qmp(&f->vm, "{\"execute\":\"cont\"}", &reply) < 0 ||
+	    vm_request(&f->vm, PROTO_MSG_SESSION, 0, 0, end, (uint32_t)strlen(end), 0, &type, &reply) != VM_OK ||
+	    type != PROTO_MSG_RESULT || vm_run(&f->vm, argv, &reply, 0, &st) != VM_OK || st != 0)
+		rguest_lost(p, f, rec);
+	free(umount);
+	sbuf_free(&reply);
+	rec->ms = (now_s() - t0) * 1000; /* letting go of the disk included */
+	return 0;
+}
+
+/* ---- checking ---------------------------------------------------------- */
+
+static enum vm_outcome pool_checker_start(const struct backend *b, const struct checker_opts *co,
+					  struct checker **out, struct errbuf *e)
+{
+	struct pool *p = b->ctx;
+	errbuf_clear(e);
+	*out = NULL;
+	struct pool_fs *f = pool_fs_get(p, co->fs);
+	struct stat st;
+	if (stat(co->log_path, &st) == 0 && (long long)st.st_size > log_send_max()) {
+		/* too big to send: a checker of its own with the log as a disk */
+		p->st.checker_boots++;
+		enum vm_outcome o = checker_qemu_boot(co, 1, out, e);
+		checker_qemu_set_owner(*out, p);
+		return o;
+	}
+	char *gk = guest_key(co->guest);
+	char *key = xasprintf("%s\n%s", co->base, gk);
+	free(gk);
+	if (f->ck && strcmp(f->ckey, key)) {
+		checker_qemu_stop(f->ck, 0, NULL);
+		f->ck = NULL;
+	}
+	if (!f->ck) {
+		p->st.checker_boots++;
+		struct checker *c = NULL;
+		enum vm_outcome o = checker_qemu_boot(co, 0, &c, e);
+		checker_qemu_set_owner(c, p);
+		*out = c;
+		if (o != VM_OK) {
+			/* the run loop stops it (failed) */
+			free(key);
+			return o;
+		}
+		f->ck = c;
+		free(f->ckey);
+		f->ckey = key;
+	} else {
+		free(key);
+	}
+	*out = f->ck;
+	return checker_qemu_load_log(f->ck, co->log_path, co->mount_opts, e);
+}
+
+static enum vm_outcome pool_check(struct checker *c, const char *spec, struct check_report *rep, struct errbuf *e)
+{
+	struct pool *p = checker_qemu_owner(c);
+	p->st.checks++;
+	return checker_qemu_check(c, spec, rep, e);
+}
+
+static void pool_checker_stop(struct checker *c, int failed, const char *console_path)
+{
+	if (!c)
+		return;
+	struct pool *p = checker_qemu_owner(c);
+	if (failed)
+		p->st.guest_failures++;
+	for (size_t i = 0; i < p->nfs; i++) {
+		struct pool_fs *f = &p->fs[i];
+		if (f->ck != c)
+			continue;
+		if (failed) {
+			checker_qemu_stop(c, 1, console_path);
+			f->ck = NULL;
+		} else if (console_path) {
+			checker_qemu_save_console(c, console_path);
+		}
+		return;
+	}
+	/* a checker of its own (a big log), or one that never came up */
+	checker_qemu_stop(c, failed, console_path);
+}
+
+const struct backend *pool_backend_new(const struct pool_opts *o)
+{
+	struct pool *p = xcalloc(1, sizeof(*p));
+	p->guest = o->guest;
+	p->slots = o->slots > 0 ? o->slots : POOL_SLOTS_DEFAULT;
+	if (p->slots > POOL_SLOTS_MAX)
+		p->slots = POOL_SLOTS_MAX;
+	p->dir = xstrdup(o->dir);
+	p->b = (struct backend){ "pool", p, pool_record, pool_checker_start, pool_check, pool_checker_stop };
+	return &p->b;
+}
+
+void pool_backend_stats(const struct backend *b, struct pool_stats *st)
+{
+	const struct pool *p = b->ctx;
+	*st = p->st;
+}
+
+void pool_backend_free(const struct backend *b)
+{
+	if (!b)
+		return;
+	struct pool *p = b->ctx;
+	for (size_t i = 0; i < p->nfs; i++) {
+		struct pool_fs *f = &p->fs[i];
+		rguest_down(f);
+		if (f->ck)
+			checker_qemu_stop(f->ck, 0, NULL);
+		free(f->ckey);
+		free(f->fs);
+	}
+	free(p->fs);
+	free(p->dir);
+	free(p);
+}
