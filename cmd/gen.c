@@ -74,8 +74,7 @@ static size_t prepare_dir(const char *cmd, const char *dir, int force)
 	struct stat st;
 	if (stat(dir, &st) < 0) {
 		if (errno != ENOENT || mkdir_p(dir, 0755) < 0)
-			die_code(exit_for_errno(errno) == EXIT_NOINPUT ? EXIT_CANTCREAT : exit_for_errno(errno),
-				 "cannot create '%s': %s", dir, errno_advice(errno));
+			die_code(EXIT_CANTCREAT, "cannot create '%s': %s", dir, errno_advice(errno));
 		return 0;
 	}
 	if (!S_ISDIR(st.st_mode))
@@ -162,8 +161,7 @@ int cmd_gen(int argc, char **argv, struct cmd_ctx *ctx)
 			char *path = xasprintf("%s/%s", out, r.w[i].name);
 			FILE *f = fopen(path, "wx");
 			if (!f || fputs(r.w[i].text, f) == EOF || fclose(f) == EOF)
-				die_code(exit_for_errno(errno) == EXIT_NOINPUT ? EXIT_CANTCREAT : exit_for_errno(errno),
-					 "cannot write '%s': %s", path, errno_advice(errno));
+				die_code(EXIT_CANTCREAT, "cannot write '%s': %s", path, errno_advice(errno));
 			free(path);
 		}
 	}
