@@ -98,6 +98,8 @@ int cmd_judge(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_compare(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_tutorial(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_lab(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_gen(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_import(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_browse(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif
