@@ -358,7 +358,9 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 
 	struct vm_config guest = { .mem_mb = 1024 };
 	cmd_guest(ctx, &guest);
-	/* the base images, once, before any worker needs them */
+	/* what the workers' threads would otherwise each find out first: the
+	 * base images, QEMU's sandbox support, the cache folder */
+	vm_qemu_has_sandbox();
 	for (size_t f = 0; f < fss.n; f++) {
 		char *base = img_base_ensure(fss.v[f], size, cmd_run_opts_for(&a->mkfs_opts, fss.v[f]), &e);
 		if (!base)
