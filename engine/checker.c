@@ -191,10 +191,13 @@ enum vm_outcome checker_qemu_check(struct checker *c, const char *spec, struct c
 	/* Test hook: CRASHLAB_TEST_CRASH_STATE=N makes the checker guest's
 	 * kernel crash (sysrq) instead of checking the N-th state it is sent,
 	 * so the tests can prove a state that takes the guest down is stored
-	 * as a finding and checking goes on in a fresh guest. */
+	 * as a finding and checking goes on in a fresh guest.
+	 * CRASHLAB_TEST_CRASH_ONCE=FILE does it once for whoever removes FILE
+	 * first: a guest that fails once, as a batch's retry must survive. */
 	const char *crash_at = getenv("CRASHLAB_TEST_CRASH_STATE");
+	const char *once = getenv("CRASHLAB_TEST_CRASH_ONCE");
 	enum vm_outcome o;
-	if (crash_at && *crash_at && (uint32_t)atoi(crash_at) == c->seq + 1) {
+	if ((crash_at && *crash_at && (uint32_t)atoi(crash_at) == c->seq + 1) || (once && *once && unlink(once) == 0)) {
 		c->seq++;
 		char *argv[] = { "sh", "-c", "echo c > /proc/sysrq-trigger; sleep 60", NULL };
 		int st;

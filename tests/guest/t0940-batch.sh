@@ -120,6 +120,19 @@ else
 	diff "$T/k0" "$T/k2" | head -20 | sed 's/^/#   /'
 fi
 
+# --- a checker guest that fails once: the job runs again in a fresh guest, nothing of the failed try is stored
+touch "$T/crash-once"
+# shellcheck disable=SC2086
+CRASHLAB_TEST_CRASH_ONCE="$T/crash-once" expect_exit 0 "a batch whose checker guest crashes once" -- \
+	"$CRASHLAB" run $wls -j 2 --db "$T/retry.db"
+if [ ! -e "$T/crash-once" ]; then ok "the guest did crash"; else not_ok "the crash hook never fired"; fi
+expect_grep "$T/out" "^jobs run again after a guest failure: 1;" "one job was run again"
+bad=$(sqlite3 "$T/retry.db" "SELECT count(*) FROM states WHERE mount_msg LIKE 'checker guest:%'")
+if [ "$bad" = 0 ]; then ok "no state of the failed try is stored"; else not_ok "$bad state(s) of the failed guest stored"; fi
+outcomes "$T/retry.db" >"$T/kr"
+if cmp -s "$T/k0" "$T/kr"; then ok "the batch with a retry stores what the workloads store alone"; else not_ok "retry batch differs"; diff "$T/k0" "$T/kr" | head -10 | sed 's/^/#   /'; fi
+expect_db_ok "$T/retry.db" "the retried batch's database is sound"
+
 # --- Ctrl-C: the runs begun end interrupted, the rest are not stored, each can be resumed
 # shellcheck disable=SC2086
 "$CRASHLAB" run $wls -j 1 --db "$T/int.db" >"$T/out" 2>"$T/err" &
