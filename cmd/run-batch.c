@@ -38,8 +38,7 @@ static int cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Every .wl file under dir (its subfolders too), in name order. */
-static int find_workloads(const char *dir, struct strvec *out, struct errbuf *e)
+int cmd_run_find_workloads(const char *dir, struct strvec *out, struct errbuf *e)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -59,7 +58,7 @@ static int find_workloads(const char *dir, struct strvec *out, struct errbuf *e)
 		struct stat st;
 		size_t nl = strlen(names.v[i]);
 		if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
-			r = find_workloads(path, out, e);
+			r = cmd_run_find_workloads(path, out, e);
 		else if (nl > 3 && !strcmp(names.v[i] + nl - 3, ".wl"))
 			strvec_push(out, path);
 		free(path);
@@ -303,7 +302,7 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 	for (int i = 0; i < npos; i++) {
 		if (is_dir(pos[i])) {
 			size_t before = files.n;
-			if (find_workloads(pos[i], &files, &e) < 0)
+			if (cmd_run_find_workloads(pos[i], &files, &e) < 0)
 				die_err(&e);
 			if (files.n == before)
 				die_code(EXIT_NOINPUT, "%s: no .wl file in this folder", pos[i]);

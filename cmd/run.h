@@ -28,6 +28,9 @@ void cmd_run_check_opts(const char *cmd, const struct strvec *list, const char *
  * without any op that makes something durable. */
 void cmd_run_hints(const struct wl_workload *w, const struct sim *s, const char *file);
 
+/* Every .wl file under dir (its subfolders too), in name order, appended to out. */
+int cmd_run_find_workloads(const char *dir, struct strvec *out, struct errbuf *e);
+
 /* Many workloads as one batch, one run each (engine/batch.h): the
  * positionals pos[0..npos) are .wl files and folders of them; orig is the
  * command's argv as typed (orig[0] is "run"), for
