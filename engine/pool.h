@@ -44,7 +44,11 @@ void pool_backend_stats(const struct backend *b, struct pool_stats *st);
 /* Stop every guest, remove every slot file. */
 void pool_backend_free(const struct backend *b);
 
-/* Logs up to this size are sent to the live checker guest over the channel. */
+/* Logs up to this size are sent to the live checker guest over the
+ * channel. Under TCG the channel carries 70-90 MiB/s (16 to 120 MiB logs),
+ * so 64 MiB costs under a second, less than the boot and power-off of a
+ * checker guest of its own (about 2 s), and keeps the guest's tmpfs, which
+ * also holds each state's copy-on-write store, well below its RAM. */
 #define POOL_LOG_SEND_MAX (64LL << 20)
 
 #endif

@@ -10,7 +10,9 @@
  * and -no-reboot turns that into QEMU exiting: an exit with "Kernel panic"
  * on the console is a panic, an exit without it is a lost guest, and silence
  * past the deadline is a timeout. Deadlines are base seconds times the
- * slowdown factor of the accelerator.
+ * slowdown factor of the accelerator. A guest that lives across
+ * recordings (vm_config.qmp) also gets a QMP monitor socket beside the
+ * channel's, for its power cuts (stop, cont).
  */
 #include "engine/vm.h"
 

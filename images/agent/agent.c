@@ -8,8 +8,10 @@
  *     controlling tty, and power off when it exits; or
  *   - agent: open the virtio-serial port named "crashlab.0", say HELLO, and
  *     serve requests: EXEC runs a program with its stdout/stderr streamed
- *     back in OUT frames and its status in an EXIT frame; SHUTDOWN syncs and
- *     powers off. The host never waits on us without a timeout, so a bug
+ *     back in OUT frames and its status in an EXIT frame; SESSION and OP run
+ *     a workload (ops.c); CHECK checks a crash state (checker.c) against the
+ *     log disk, or against the last log sent in LOG pieces (kept in tmpfs);
+ *     SHUTDOWN syncs and powers off. The host never waits on us without a timeout, so a bug
  *     here shows up as a guest timeout, not a hang.
  * Powering off is reboot(RB_AUTOBOOT): QEMU runs with -no-reboot and exits.
  * As PID 1 we reap every orphan.
