@@ -180,9 +180,10 @@ before 1 'mkdir' before any section
 twice 3 'Afoo' is defined twice
 no-run 4 no # run section
 order 4 the # setup section comes again or out of order
+empty-run 8 the # run section has no op a crashlab workload runs
 EOF
 n=$(ls tests/fixtures/jlang/bad/*.jlang | wc -l)
-if [ "$n" = 22 ]; then ok "every bad fixture is checked (22)"; else not_ok "$n bad fixtures, 22 checked"; fi
+if [ "$n" = 23 ]; then ok "every bad fixture is checked (23)"; else not_ok "$n bad fixtures, 23 checked"; fi
 expect_exit 66 "a missing J-lang file" -- "$CRASHLAB" import jlang "$T/nope.jlang"
 expect_exit 2 "an unknown format" -- "$CRASHLAB" import jlnag tests/fixtures/jlang/basic.jlang
 expect_grep "$T/err" "did you mean 'jlang'" "the nearest format is suggested"
