@@ -69,7 +69,7 @@ static const char gen_usage[] =
 
 /* Make dir ready for a new generation: created, empty, or (force) holding
  * only files an earlier gen wrote, which are removed. Returns how many. */
-static size_t prepare_dir(const char *cmd, const char *dir, int force)
+static size_t prepare_dir(const char *dir, int force)
 {
 	struct stat st;
 	if (stat(dir, &st) < 0) {
@@ -156,7 +156,7 @@ int cmd_gen(int argc, char **argv, struct cmd_ctx *ctx)
 		usage_error(ctx->name, "%s", e.msg);
 	size_t removed = 0;
 	if (!count_only) {
-		removed = prepare_dir(ctx->name, out, force);
+		removed = prepare_dir(out, force);
 		for (size_t i = 0; i < r.n; i++) {
 			char *path = xasprintf("%s/%s", out, r.w[i].name);
 			FILE *f = fopen(path, "wx");

@@ -704,6 +704,11 @@ int jlang_import(const char *file, const char *text, struct sbuf *out, struct er
 	}
 	if (!rc && !seen_run)
 		rc = errbuf_set(e, EXIT_DATAERR, "%s:%d: no # run section by the end of the file", file, j.line);
+	else if (!rc && !j.sect[1].len)
+		rc = errbuf_set(e, EXIT_DATAERR,
+				"%s:%d: the # run section has no op a crashlab workload runs (none, opendir and "
+				"declarations are not ops)",
+				file, j.line);
 	if (!rc) {
 		sbuf_addf(out, "# imported from CrashMonkey J-lang %s by crashlab import jlang\n", basename_of(file));
 		sbuf_addf(out, "[setup]\n%s[run]\n%s", j.sect[0].buf ? j.sect[0].buf : "",

@@ -90,9 +90,18 @@ expect_grep "$T/barrier-all" '^fdatabarrier foo$' "fdatabarrier when asked"
 expect_no_grep "$T/seq1-counts" 'barrier' "no barrier shape by default"
 if ! grep -rqE '^(fbarrier|fdatabarrier) ' "$G"; then ok "no barrier op in the default space"; else not_ok "a barrier op by default"; fi
 expect_exit 0 "gen --seq 2 on a small vocabulary" -- "$CRASHLAB" gen --seq 2 --ops link,unlink --files 2 --out "$T/seq2"
-expect_grep "$T/out" '^link\+unlink: [0-9]+$' "seq 2 counts shapes of two ops"
+expect_grep "$T/out" '^link\+unlink: 42$' "seq 2 counts shapes of two ops"
+expect_grep "$T/out" '^total: 285$' "the seq-2 space of link and unlink on two files has 285 workloads"
+grep -l '^# shape unlink+link: unlink foo, then no persistence op; link foo A/foo' "$T/seq2"/*.wl | head -n 1 | xargs cat >"$T/dep"
+expect_grep "$T/dep" '^unlink foo$' "seq 2: a file unlinked by the first op..."
+if sed -n '/^\[run\]/,$p' "$T/dep" | grep -v '^#' | tr '\n' ' ' | grep -q '^\[run\] unlink foo creat foo link foo A/foo '; then
+	ok "...is made again by a dependency op in [run] before the second links it"
+else
+	not_ok "no dependency op in [run]"; sed 's/^/    | /' "$T/dep"
+fi
 check_all "$T/seq2" "every seq-2 workload passes run --check (dependency ops in [run])"
 expect_exit 0 "gen --seq 3 on a small vocabulary" -- "$CRASHLAB" gen --seq 3 --ops write,rename --files 1 --persist fsync --out "$T/seq3"
+expect_grep "$T/out" '^total: 32$' "the seq-3 space of write and rename on one file has 32 workloads"
 check_all "$T/seq3" "every seq-3 workload passes run --check"
 expect_exit 0 "gen --count writes nothing" -- "$CRASHLAB" gen --seq 1 --count
 expect_grep "$T/out" '^total: 441$' "--count prints the same total"
@@ -171,9 +180,10 @@ before 1 'mkdir' before any section
 twice 3 'Afoo' is defined twice
 no-run 4 no # run section
 order 4 the # setup section comes again or out of order
+empty-run 8 the # run section has no op a crashlab workload runs
 EOF
 n=$(ls tests/fixtures/jlang/bad/*.jlang | wc -l)
-if [ "$n" = 22 ]; then ok "every bad fixture is checked (22)"; else not_ok "$n bad fixtures, 22 checked"; fi
+if [ "$n" = 23 ]; then ok "every bad fixture is checked (23)"; else not_ok "$n bad fixtures, 23 checked"; fi
 expect_exit 66 "a missing J-lang file" -- "$CRASHLAB" import jlang "$T/nope.jlang"
 expect_exit 2 "an unknown format" -- "$CRASHLAB" import jlnag tests/fixtures/jlang/basic.jlang
 expect_grep "$T/err" "did you mean 'jlang'" "the nearest format is suggested"
