@@ -5,7 +5,8 @@
  * order they will be stored: the workloads in chunks of up to `chunk`, and
  * per chunk one unit of work per file system, in the order the file systems
  * were given. A worker takes a whole unit, so its guests of that file
- * system serve every workload of the chunk in a row. The chunking depends
+ * system serve every workload of the chunk in a row, and its next unit is
+ * one of the same file system when there is one within reach. The chunking depends
  * only on the batch (how many workloads and file systems), never on the
  * number of workers, so the order - and with it every id the store hands
  * out - is the same for -j 1 and -j N.
@@ -55,7 +56,8 @@ struct batch {
 	size_t njobs, chunk, nchunks, nunits;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	size_t next_unit;            /* the next unit a worker takes */
+	char *taken;                 /* per unit: a worker has taken it */
+	size_t first_free;           /* no unit before it is free */
 	size_t stored;               /* jobs stored, in order */
 	size_t workers_left;
 	size_t window;               /* units a worker may be ahead of the store */
@@ -212,21 +214,46 @@ static size_t stored_unit(const struct batch *B)
 	return B->stored < B->njobs ? job_unit(B, B->stored) : B->nunits;
 }
 
+/* The unit a worker whose guests are of file system fs (nfs: none yet)
+ * takes next: the first free one of that fs within the window, else the
+ * first free one; B->nunits when there is none (yet). Under B->mu. */
+static size_t pick_unit(struct batch *B, size_t fs)
+{
+	size_t nfs = B->bp->nfs, hi = stored_unit(B) + B->window;
+	if (hi > B->nunits)
+		hi = B->nunits;
+	for (size_t u = B->first_free; u < hi; u++)
+		if (!B->taken[u] && u % nfs == fs)
+			return u;
+	for (size_t u = B->first_free; u < hi; u++)
+		if (!B->taken[u])
+			return u;
+	return B->nunits;
+}
+
 static void *worker(void *arg)
 {
 	struct batch *B = arg;
 	const struct batch_params *bp = B->bp;
 	const struct backend *b = bp->backend_new(bp->ctx);
+	size_t my_fs = bp->nfs; /* none yet */
 	for (;;) {
 		pthread_mutex_lock(&B->mu);
-		while (B->next_unit < B->nunits && !B->stop && !intr_pending() &&
-		       B->next_unit >= stored_unit(B) + B->window)
+		size_t u = B->nunits;
+		while (B->first_free < B->nunits && !B->stop && !intr_pending() &&
+		       (u = pick_unit(B, my_fs)) == B->nunits)
 			pthread_cond_wait(&B->cv, &B->mu);
-		if (B->next_unit >= B->nunits || B->stop || intr_pending()) {
+		if (u == B->nunits || B->stop || intr_pending()) {
 			pthread_mutex_unlock(&B->mu);
 			break;
 		}
-		size_t u = B->next_unit++, m, first = unit_first(B, u, &m);
+		/* A worker keeps to one file system while there is work of it in
+		 * the window, so its guests serve many workloads in a row. */
+		B->taken[u] = 1;
+		while (B->first_free < B->nunits && B->taken[B->first_free])
+			B->first_free++;
+		my_fs = u % bp->nfs;
+		size_t m, first = unit_first(B, u, &m);
 		pthread_mutex_unlock(&B->mu);
 		for (size_t k = 0; k < m && !intr_pending() && !B->stop; k++) {
 			struct job *j = &B->jobs[first + k];
@@ -335,7 +362,10 @@ int batch_run(const struct batch_params *bp, const struct sink *sink, struct bat
 	int workers = bp->workers > 0 ? bp->workers : 1;
 	if ((size_t)workers > B.nunits)
 		workers = B.nunits ? (int)B.nunits : 1;
-	B.window = 2 * (size_t)workers;
+	/* how far ahead of the store a worker may be: enough for each worker
+	 * to find its file system's next unit */
+	B.window = 2 * (size_t)workers + bp->nfs;
+	B.taken = xcalloc(B.nunits ? B.nunits : 1, 1);
 	for (size_t i = 0; i < bp->n; i++)
 		for (size_t f = 0; f < bp->nfs; f++) {
 			memset(&bp->items[i].sums[f], 0, sizeof(bp->items[i].sums[f]));
@@ -403,6 +433,7 @@ int batch_run(const struct batch_params *bp, const struct sink *sink, struct bat
 	for (size_t k = 0; k < B.njobs; k++)
 		job_clear(&B.jobs[k]);
 	free(B.jobs);
+	free(B.taken);
 	pthread_mutex_destroy(&B.mu);
 	pthread_cond_destroy(&B.cv);
 	if (st)

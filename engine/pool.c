@@ -50,6 +50,7 @@ struct pool_fs {
 	/* the checker guest */
 	struct checker *ck;        /* the live one, or NULL */
 	char *ckey;
+	unsigned long used;        /* when it was last used (the pool's clock) */
 };
 
 struct pool {
@@ -59,6 +60,8 @@ struct pool {
 	char *dir;
 	struct pool_fs *fs;
 	size_t nfs;
+	int max_fs;
+	unsigned long clock;
 	struct pool_stats st;
 };
 
@@ -70,16 +73,50 @@ static long long log_send_max(void)
 	return env && *env ? atoll(env) : POOL_LOG_SEND_MAX;
 }
 
+static void rguest_down(struct pool_fs *f);
+
+/* Room for one more file system's guests: with max_fs of them up, the
+ * least recently used one's stop (between two fs runs, so none is in use). */
+static void make_room(struct pool *p, const struct pool_fs *keep)
+{
+	if (p->max_fs <= 0)
+		return;
+	for (;;) {
+		int live = 0;
+		struct pool_fs *lru = NULL;
+		for (size_t i = 0; i < p->nfs; i++) {
+			struct pool_fs *f = &p->fs[i];
+			if (f == keep || (!f->up && !f->ck))
+				continue;
+			live++;
+			if (!lru || f->used < lru->used)
+				lru = f;
+		}
+		if (live < p->max_fs || !lru)
+			return;
+		rguest_down(lru);
+		if (lru->ck)
+			checker_qemu_stop(lru->ck, 0, NULL);
+		lru->ck = NULL;
+	}
+}
+
 static struct pool_fs *pool_fs_get(struct pool *p, const char *fs)
 {
 	for (size_t i = 0; i < p->nfs; i++)
-		if (!strcmp(p->fs[i].fs, fs))
+		if (!strcmp(p->fs[i].fs, fs)) {
+			p->fs[i].used = ++p->clock;
+			if (!p->fs[i].up && !p->fs[i].ck)
+				make_room(p, &p->fs[i]);
 			return &p->fs[i];
+		}
+	make_room(p, NULL);
 	p->fs = xrealloc(p->fs, (p->nfs + 1) * sizeof(*p->fs));
 	struct pool_fs *f = &p->fs[p->nfs++];
 	memset(f, 0, sizeof(*f));
 	f->fs = xstrdup(fs);
 	f->vm.chan = f->vm.console = f->vm.qmp = -1;
+	f->used = ++p->clock;
 	return f;
 }
 
@@ -374,6 +411,7 @@ const struct backend *pool_backend_new(const struct pool_opts *o)
 	if (p->slots > POOL_SLOTS_MAX)
 		p->slots = POOL_SLOTS_MAX;
 	p->dir = xstrdup(o->dir);
+	p->max_fs = o->max_fs;
 	p->b = (struct backend){ "pool", p, pool_record, pool_checker_start, pool_check, pool_checker_stop };
 	return &p->b;
 }
