@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every command line of README.md runs as written. The lines of "Using it"
 # run in order, through the shell, in a fresh directory that holds the tool
-# as ./crashlab, the shipped tutorials and a my.wl (the seed example, as a
+# as ./crashlab, the shipped tutorials and tests and a my.wl (the seed example, as a
 # user's first workload would be), so the default database is ./crashlab.db
 # there and each line sees the runs the lines before it made. The two make
 # lines are what CI and `make example` run: the example's recipe must be the
@@ -13,6 +13,7 @@ w="$T/user"
 mkdir -p "$w"
 ln -s "$CRASHLAB" "$w/crashlab"
 ln -s "$root/tutorials" "$w/tutorials"
+ln -s "$root/tests" "$w/tests"
 cp tutorials/seed/seed.wl "$w/my.wl"
 
 # The README's "Using it" block: its indented ./crashlab lines, comments cut.
