@@ -140,15 +140,24 @@ static int name_index(struct jl *j, const char *word, int *out)
 	return fail(j, "'%s' is not a path of # define", word);
 }
 
-/* The path of a define entry; the root cannot be named. */
+/* The define entry word names (*i), which must not be the root: a
+ * workload cannot name it. */
+static int name_not_root(struct jl *j, const char *word, int *i)
+{
+	if (name_index(j, word, i) < 0)
+		return -1;
+	if (!j->names[*i].path)
+		return fail(j, "'%s' is the test file system's root directory, which a crashlab workload cannot name",
+			    word);
+	return 0;
+}
+
+/* The path of a define entry. */
 static int path_of(struct jl *j, const char *word, const char **out)
 {
 	int i = -1;
-	if (name_index(j, word, &i) < 0)
+	if (name_not_root(j, word, &i) < 0)
 		return -1;
-	if (!j->names[i].path)
-		return fail(j, "'%s' is the test file system's root directory, which a crashlab workload cannot name",
-			    word);
 	*out = j->names[i].path;
 	return 0;
 }
@@ -166,11 +175,8 @@ static struct jl_fd *fd_of(struct jl *j, int name)
 static int fd_path(struct jl *j, const char *word, const char **out)
 {
 	int i = -1;
-	if (name_index(j, word, &i) < 0)
+	if (name_not_root(j, word, &i) < 0)
 		return -1;
-	if (!j->names[i].path)
-		return fail(j, "'%s' is the test file system's root directory, which a crashlab workload cannot name",
-			    word);
 	struct jl_fd *fd = fd_of(j, i);
 	if (!fd)
 		return fail(j, "'%s' is not open in this section (no open or opendir of it before)", word);

@@ -227,7 +227,8 @@ TEST(log_pieces)
 	CHECK(proto_log_flags(4, 4, 10) == 0, "a middle piece");
 	CHECK(proto_log_flags(8, 2, 10) == PROTO_LOG_LAST, "the last piece");
 
-	char dir[] = "/tmp/test-proto.XXXXXX";
+	char dir[4096];
+	snprintf(dir, sizeof(dir), "%s/test-proto.XXXXXX", getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(dir))
 		SKIP("no temp dir: %s", strerror(errno));
 	char *path = xasprintf("%s/log", dir);

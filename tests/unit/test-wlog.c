@@ -638,7 +638,7 @@ TEST(log_reader_and_replay)
 
 /* ---- content keys ---- */
 
-static char keydir[] = "/tmp/crashlab-wkey.XXXXXX";
+static char keydir[256];
 
 /* The key of spec text on k; sets *ok = 0 when it cannot be made. */
 static struct wlog_key key_of(struct wlog_keyer *k, const char *text, int *ok)
@@ -709,6 +709,8 @@ static int open_log(const char *name, const struct lb *b, struct wlog *l)
 
 TEST(content_keys)
 {
+	snprintf(keydir, sizeof(keydir), "%s/crashlab-wkey.XXXXXX",
+		 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
 	if (!mkdtemp(keydir))
 		SKIP("cannot make a temporary directory");
 	fill(base, DISK, 7);
