@@ -324,7 +324,7 @@ static int bench_pool(const char *fs_list, int slots, const char *out_dir, int n
 			rc = r;
 		char *pdir = xasprintf("%s/pool-%s", dir, fs);
 		mkdir_p(pdir, 0755);
-		struct pool_opts po = { &guest, slots, pdir, 0, 0 };
+		struct pool_opts po = { .guest = &guest, .slots = slots, .dir = pdir };
 		const struct backend *pb = pool_backend_new(&po);
 		r = pool_pass(pb, fs, ws, files, nw, &guest, ctx, dir, &lp, pooled);
 		if (r && !rc)

@@ -229,7 +229,7 @@ static const struct backend *pool_new(void *ctx)
 	char *dir = xasprintf("%s-pool%d", c->pool_prefix, ++c->pools);
 	pthread_mutex_unlock(&c->mu);
 	mkdir_p(dir, 0755);
-	struct pool_opts po = { .guest = c->guest, .slots = 0, .dir = dir, .max_fs = 2, .record_apart = 1 };
+	struct pool_opts po = { .guest = c->guest, .slots = 0, .dir = dir, .max_fs = 2 };
 	const struct backend *b = pool_backend_new(&po);
 	pthread_mutex_lock(&c->mu);
 	strvec_push(&c->pool_dirs, dir);

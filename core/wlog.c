@@ -240,6 +240,47 @@ static int check_entry(uint32_t S, const struct wlog_entry *e, uint64_t *extra, 
 	return 0;
 }
 
+int wlog_follow(int fd, struct wlog_follow *f)
+{
+	if (!f->sectorsize) {
+		uint64_t n;
+		uint32_t S;
+		if (wlog_read_super(fd, &n, &S) < 0)
+			return -1;
+		if (!S)
+			return 0; /* no flush logged yet */
+		if (S < 512 || S >= WLOG_MAX_SECTORSIZE || (S & (S - 1))) {
+			errno = EINVAL;
+			return -1;
+		}
+		f->sectorsize = S;
+		f->pos = S;
+	}
+	const uint32_t S = f->sectorsize;
+	uint64_t size;
+	if (file_size(fd, &size) < 0)
+		return -1;
+	while (f->pos <= size && size - f->pos >= WLOG_HDR) {
+		unsigned char h[WLOG_HDR];
+		if (wlog_pread_full(fd, h, sizeof(h), f->pos) < 0)
+			return -1;
+		if (all_zero(h, sizeof(h)))
+			break; /* not written yet */
+		struct wlog_entry e = { .sector = get64(h), .nr_sectors = get64(h + 8), .flags = get64(h + 16),
+					.data_len = get64(h + 24) };
+		uint64_t extra, data_rel;
+		char why[120];
+		/* An invalid header is one being written: read it again next time. */
+		if (check_entry(S, &e, &extra, &data_rel, why, sizeof(why)) < 0 || size - f->pos < S + extra)
+			break;
+		f->pos += S + extra;
+		f->entries++;
+		if (wlog_is_flush(&e))
+			f->flushed = f->entries;
+	}
+	return 0;
+}
+
 int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 {
 	memset(l, 0, sizeof(*l));

@@ -126,6 +126,24 @@ int wlog_read_committed(int fd, uint64_t *nr_entries);
 /* The same, and the log's sector size (0 while the superblock is a hole). */
 int wlog_read_super(int fd, uint64_t *nr_entries, uint32_t *sectorsize);
 
+/* Follow a log that is still being written (a recording under way), from
+ * where the last call stopped: `entries` counts the entries that form a
+ * complete prefix of the log, `flushed` those up to and including the last
+ * flush among them. The superblock's count is not enough while requests
+ * are in flight: QEMU builds each superblock update from its entry count
+ * and writes it out asynchronously, so an older count can land after a
+ * newer one. A flush the guest has seen complete is in this prefix unless
+ * a request logged before it is still being written. Start from a zeroed
+ * struct; 0 (the prefix may be empty), or -1 with errno (EINVAL: not a
+ * write log). */
+struct wlog_follow {
+	uint64_t pos;             /* byte offset of the next entry */
+	uint64_t entries;
+	uint64_t flushed;
+	uint32_t sectorsize;      /* 0 until the superblock is written */
+};
+int wlog_follow(int fd, struct wlog_follow *f);
+
 /* Bytes wlog_read_data gives for an entry: nr_sectors * S for a write,
  * data_len for a mark, 0 otherwise. */
 uint64_t wlog_data_size(const struct wlog *l, size_t i);

@@ -61,7 +61,6 @@ struct pool {
 	struct pool_fs *fs;
 	size_t nfs;
 	int max_fs;
-	int record_apart;
 	unsigned long clock;
 	struct pool_stats st;
 };
@@ -255,18 +254,6 @@ static void rguest_lost(struct pool *p, struct pool_fs *f, const struct recordin
 static int pool_record(const struct backend *b, const struct record_opts *o, struct recording *rec)
 {
 	struct pool *p = b->ctx;
-	if (p->record_apart) {
-		/* A known fault of the live recording guests: on the seq-1 suite
-		 * about 6% of the final syncs got a log position below the
-		 * entries their flush had committed (xfs: 6 where a guest of its
-		 * own says 10), so the judge took states before the flush for
-		 * states after it and reported LOSTs that are not there. Until
-		 * that is understood, a recording that is judged gets a guest of
-		 * its own. */
-		p->st.record_boots++;
-		p->st.recordings++;
-		return record_qemu(b, o, rec);
-	}
 	double t0 = now_s();
 	memset(rec, 0, sizeof(*rec));
 	struct pool_fs *f = pool_fs_get(p, o->fs);
@@ -425,7 +412,6 @@ const struct backend *pool_backend_new(const struct pool_opts *o)
 		p->slots = POOL_SLOTS_MAX;
 	p->dir = xstrdup(o->dir);
 	p->max_fs = o->max_fs;
-	p->record_apart = o->record_apart;
 	p->b = (struct backend){ "pool", p, pool_record, pool_checker_start, pool_check, pool_checker_stop };
 	return &p->b;
 }

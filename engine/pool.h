@@ -21,9 +21,6 @@ struct pool_opts {
 	const char *dir;               /* where slot overlays/logs live (a private folder the pool may fill and empty) */
 	int max_fs;                    /* file systems with live guests at once (0: no limit); the least recently
 	                                * used one's guests stop to make room */
-	int record_apart;              /* record each workload in a guest of its own (record_qemu); only the
-	                                * checker guests live. See pool.c: live recording guests can report a
-	                                * stale log position for an op. */
 };
 
 struct pool_stats {

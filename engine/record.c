@@ -33,16 +33,23 @@
 /* Less free space than this under the write log: the host disk is full. */
 #define HOST_FREE_MIN (4ULL << 20)
 
-static int read_committed(const char *log_path, int64_t *count)
+/* An op's log position: the entries committed when its reply came. The
+ * superblock's count can be stale (an older superblock update landing
+ * after a newer one: wlog_follow), so it is also counted from the entries
+ * themselves, up to the last flush of the log's complete prefix; the
+ * larger of the two is the position. */
+static int64_t log_position(const char *log_path, struct wlog_follow *f)
 {
 	int fd = open(log_path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return -1;
+		return 0;
 	uint64_t n = 0;
-	int r = wlog_read_committed(fd, &n);
+	if (wlog_read_committed(fd, &n) < 0)
+		n = 0;
+	if (wlog_follow(fd, f) == 0 && f->flushed > n)
+		n = f->flushed;
 	close(fd);
-	*count = r < 0 ? 0 : (int64_t)n;
-	return 0;
+	return (int64_t)n;
 }
 
 /* Is the disk under the write log full? A log QEMU could not write is not
@@ -121,6 +128,7 @@ struct record_session {
 	struct recording *rec;
 	char *live_log;          /* where QEMU writes this disk's log: rec->log_path, or the slot's */
 	int up;                  /* the guest runs */
+	struct wlog_follow follow; /* how far live_log is complete (log positions) */
 };
 
 #define FAIL(s, o, ...) fail((s)->rec, (s)->vm, !(s)->borrowed, o, __VA_ARGS__)
@@ -290,8 +298,7 @@ int record_op(struct record_session *s, const struct wl_op *op, struct op_result
 		rec->err.code = EXIT_CANTCREAT;
 		return -1;
 	}
-	int64_t pos = 0;
-	read_committed(s->live_log, &pos);
+	int64_t pos = log_position(s->live_log, &s->follow);
 	struct op_result tmp;
 	if (!r)
 		r = &tmp;

@@ -92,6 +92,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	FUZZ_ASSERT(l.file_size == size, "file size %llu of %zu", (unsigned long long)l.file_size, size);
 	FUZZ_ASSERT(l.n >= l.committed || l.nosuper, "%zu entries, %llu committed", l.n,
 		    (unsigned long long)l.committed);
+	if (!l.nosuper) {
+		/* Following the log finds the same entries as reading it whole. */
+		struct wlog_follow f = { 0 };
+		uint64_t last_flush = 0;
+		for (size_t i = 0; i < l.n; i++)
+			if (wlog_is_flush(&l.e[i]))
+				last_flush = i + 1;
+		FUZZ_ASSERT(wlog_follow(fd, &f) == 0 && f.entries == l.n && f.flushed == last_flush,
+			    "follow: %llu entries flushed %llu, the reader %zu flushed %llu",
+			    (unsigned long long)f.entries, (unsigned long long)f.flushed, l.n,
+			    (unsigned long long)last_flush);
+	}
 	uint64_t S = l.sectorsize;
 	for (size_t i = 0; i < l.n; i++) {
 		const struct wlog_entry *en = &l.e[i];

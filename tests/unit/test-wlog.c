@@ -1,6 +1,7 @@
 /* test-wlog.c - the write-log reader and replay on synthetic logs: scan,
  * tail, corruption messages, spec text, and states rebuilt byte for byte
  * against images computed here independently. */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -851,6 +852,82 @@ TEST(content_keys)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", keydir);
 	if (system(cmd) != 0)
 		printf("# could not remove %s\n", keydir);
+}
+
+/* Rewrite the log file as its first len bytes of b (what QEMU has written so far). */
+static void put_prefix(int fd, const struct lb *b, size_t len)
+{
+	if (ftruncate(fd, 0) < 0 || pwrite(fd, b->buf, len, 0) != (ssize_t)len)
+		printf("# cannot write the test log\n");
+}
+
+/* wlog_follow: a log read while it grows, as the recording's op positions are. */
+TEST(follow_a_growing_log)
+{
+	char path[4096];
+	const char *td = getenv("TMPDIR");
+	snprintf(path, sizeof(path), "%s/crashlab-follow.XXXXXX", td && *td ? td : "/tmp");
+	int fd = mkstemp(path);
+	CHECK(fd >= 0, "temp file");
+	if (fd < 0)
+		return;
+	unlink(path);
+	struct lb b;
+	lb_init(&b, 512);
+	lb_write(&b, 8, 4, 1);   /* 1 */
+	lb_flush(&b);            /* 2 */
+	lb_write(&b, 16, 8, 2);  /* 3 */
+	lb_write(&b, 40, 1, 3);  /* 4 */
+	lb_flush(&b);            /* 5 */
+	lb_discard(&b, 0, 8);    /* 6 */
+	lb_mark(&b, "m");        /* 7 */
+	lb_write(&b, 64, 2, 4);  /* 8 */
+	struct wlog_follow f = { 0 };
+
+	/* Nothing flushed yet: the superblock is still a hole. */
+	put_prefix(fd, &b, b.r[2].hdr_off);
+	CHECK(wlog_follow(fd, &f) == 0 && f.entries == 0 && f.flushed == 0 && f.sectorsize == 0,
+	      "no superblock yet: nothing counted");
+
+	/* The first flush: superblock written, two entries. */
+	lb_super(&b, WLOG_MAGIC, 1, 2, 512);
+	put_prefix(fd, &b, b.r[2].hdr_off);
+	CHECK(wlog_follow(fd, &f) == 0 && f.entries == 2 && f.flushed == 2, "two entries, flushed 2 (%llu, %llu)",
+	      (unsigned long long)f.entries, (unsigned long long)f.flushed);
+
+	/* Entry 3's data only half there: it is not counted yet. */
+	put_prefix(fd, &b, b.r[2].hdr_off + 512 + 2 * 512);
+	CHECK(wlog_follow(fd, &f) == 0 && f.entries == 2 && f.flushed == 2, "a write whose data is partly written waits");
+
+	/* Everything up to the second flush, but the superblock still says 2
+	 * (an older superblock update landing last): the entries say 5. */
+	put_prefix(fd, &b, b.r[5].hdr_off);
+	uint64_t sb = 0;
+	CHECK(wlog_read_committed(fd, &sb) == 0 && sb == 2 && wlog_follow(fd, &f) == 0 && f.entries == 5 &&
+	      f.flushed == 5, "a stale superblock (2): the entries count 5 up to the flush");
+
+	/* Entry 6 is still being written (its header a hole) while 7 and 8 are
+	 * there: the prefix ends before it. */
+	put_prefix(fd, &b, b.len);
+	unsigned char zero[512] = { 0 };
+	CHECK(pwrite(fd, zero, sizeof(zero), (off_t)b.r[5].hdr_off) == (ssize_t)sizeof(zero), "hole");
+	CHECK(wlog_follow(fd, &f) == 0 && f.entries == 5 && f.flushed == 5, "a hole in the log ends the prefix");
+
+	/* Then it is written: discard, mark and write follow, no new flush. */
+	put_prefix(fd, &b, b.len);
+	CHECK(wlog_follow(fd, &f) == 0 && f.entries == 8 && f.flushed == 5 && f.pos == b.len,
+	      "the rest: 8 entries, the last flush still 5");
+	CHECK(wlog_follow(fd, &f) == 0 && f.entries == 8 && f.flushed == 5, "again: nothing new");
+
+	/* Not a write log. */
+	struct wlog_follow g = { 0 };
+	unsigned char junk[512];
+	memset(junk, 0x5a, sizeof(junk));
+	CHECK(ftruncate(fd, 0) == 0 && pwrite(fd, junk, sizeof(junk), 0) == (ssize_t)sizeof(junk), "junk");
+	errno = 0;
+	CHECK(wlog_follow(fd, &g) < 0 && errno == EINVAL, "a foreign file: EINVAL");
+	close(fd);
+	lb_free(&b);
 }
 
 TEST_MAIN()
