@@ -9,6 +9,7 @@
  *   read.c     runs, fs runs with their ops, states with their trees and verdicts
  *   judge.c    judging stored states that have no verdicts (the judge, then write.c)
  *   resume.c   what a stopped run has, for crashlab run --resume
+ *   merge.c    the runs of another database copied in (crashlab db merge)
  */
 #ifndef CRASHLAB_CRASHDB_CRASHDB_H
 #define CRASHLAB_CRASHDB_CRASHDB_H
