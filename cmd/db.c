@@ -109,9 +109,9 @@ static int merge(struct cmd_ctx *ctx, int n, char **argv)
 		runs += ms.runs;
 		skip += ms.duplicates + ms.running;
 		if (ms.runs)
-			printf("%s: %zu run%s as %" PRId64 "-%" PRId64 " (%zu fs runs, %zu crash states, %zu rows) in %.2f s",
+			printf("%s: %zu run%s as %" PRId64 "-%" PRId64 " (%zu fs runs, %zu crash states, %zu rows) in %.1f ms",
 			       argv[i], ms.runs, ms.runs == 1 ? "" : "s", ms.first_id, ms.last_id, ms.fsruns, ms.states,
-			       ms.rows, now_s() - t0);
+			       ms.rows, (now_s() - t0) * 1000);
 		else
 			printf("%s: no run to add", argv[i]);
 		if (ms.duplicates)

@@ -5,7 +5,9 @@
  * would have had alone (so `run --resume`, show, report, browse and
  * compare treat it like any run), stored in the batch's order whatever the
  * number of workers. One progress line covers the whole batch; a table with
- * one line per run and the batch's figures ends it.
+ * one line per run and the batch's figures ends it. --shard I/N keeps the
+ * I-th of N contiguous slices of the workloads (docs/sharding.md), after
+ * every one was parsed and simulated.
  */
 #include <dirent.h>
 #include <errno.h>
