@@ -55,7 +55,7 @@ fi
 rc=$?
 if [ "$rc" = 0 ]; then ok "two shards through parallel.sh, merged (exit 0)"; else not_ok "parallel.sh: exit $rc"; sed 's/^/#   /' "$T/err" | tail -15; fi
 echo "# two shards and the merge took $((SECONDS - start)) s"
-grep -E "run|runs" "$T/out" | sed 's/^/# /'
+grep -E "^shard-|^merged.db" "$T/out" | sed 's/^/# /'
 sqlite3 "$T/whole.db" "SELECT '# the batch on one machine: ' || count(*) || ' crash states' FROM states"
 expect_grep "$T/out" "shard-1-of-2.db: 1 run as 1-1" "shard 1 is the first workload"
 expect_grep "$T/out" "shard-2-of-2.db: 2 runs as 2-3" "shard 2 the other two"
