@@ -210,10 +210,17 @@ static int plan(struct merge *m)
 		if (r == 0 && t->cols.n && ((t->fk && t->fk_col < 0) || (t->pk && t->pk_col < 0)))
 			r = errbuf_set(e, EXIT_DATAERR, "'%s': table %s lacks its key columns", crashdb_path(m->in), t->name);
 	}
-	/* a table with children must have an id to give them, and they must name it */
+	/* a table with children must have an id to give them, and they must name it;
+	 * every table's parents lead to runs (no table is its own ancestor) */
 	for (size_t i = 0; r == 0 && i < m->nt; i++) {
 		const struct mtable *t = &m->t[i], *p = t->parent >= 0 ? &m->t[t->parent] : NULL;
-		if (p && !p->pk)
+		int up = t->parent;
+		for (size_t k = 0; up >= 0 && k <= m->nt; k++)
+			up = m->t[up].parent;
+		if (up >= 0)
+			r = errbuf_set(e, EXIT_SOFTWARE, "table '%s' is its own ancestor by its foreign keys: crashlab db "
+				       "merge cannot place its rows", t->name);
+		else if (p && !p->pk)
 			r = errbuf_set(e, EXIT_SOFTWARE, "table '%s' is under '%s', which has no INTEGER PRIMARY KEY: crashlab "
 				       "db merge cannot place its rows", t->name, p->name);
 		else if (p && t->fk_to && strcmp(t->fk_to, p->pk))

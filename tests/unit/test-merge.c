@@ -154,7 +154,7 @@ static void make_db(const char *path, struct fixture_run *runs, size_t n, int nf
 	} else {
 		for (size_t i = 0; i < n; i++)
 			for (int f = 0; f < nfs; f++)
-				add_fsrun(&sink, &runs[i], f, (int)i + f);
+				add_fsrun(&sink, &runs[i], f, (runs[i].wl[0] - 'a') % 3 + f);
 	}
 	for (size_t i = 0; i < n; i++)
 		if (runs[i].end)
@@ -348,6 +348,26 @@ TEST(columns_of_later_schemas)
 	      "a column added to states");
 	CHECK(merge(out, in) == 1, "merged (%s)", eb.msg);
 	CHECK(dbkit_int(out, "SELECT count(*) FROM states WHERE later = 'seen ' || idx") == 2, "the new column is copied");
+	/* a table a later step adds under states, in both: copied, under the new state ids */
+	const char *notes = "CREATE TABLE notes (id INTEGER PRIMARY KEY, state_id INTEGER NOT NULL REFERENCES states(id) "
+			    "ON DELETE CASCADE, text TEXT)";
+	char *in2 = tmp("col-in2.db");
+	struct fixture_run B[] = { { .wl = "b.wl", .started = "2026-01-03T00:00:01Z", .end = 1 } };
+	make_db(in2, B, 1, 1, 0);
+	CHECK(dbkit_exec(in2, add) == 0 && dbkit_exec(in2, notes) == 0 && dbkit_exec(out, notes) == 0 &&
+		      dbkit_exec(in2, "INSERT INTO notes (state_id, text) SELECT id, 'note of ' || idx FROM states") == 0,
+	      "a table of notes under states");
+	CHECK(merge(out, in2) == 1, "merged (%s)", eb.msg);
+	CHECK(dbkit_int(out, "SELECT count(*) FROM notes n JOIN states s ON s.id = n.state_id JOIN fsruns f ON f.id = "
+			     "s.fsrun_id WHERE f.run_id = 2 AND n.text = 'note of ' || s.idx") == 3 &&
+		      dbkit_int(out, "SELECT count(*) FROM notes") == 3,
+	      "its rows are copied, each under its state's new id");
+	/* a table outside the tree is refused, not dropped */
+	dbkit_exec(out, "CREATE TABLE loose (x)");
+	dbkit_exec(in2, "CREATE TABLE loose (x)");
+	CHECK(merge(out, in2) < 0 && eb.code == EXIT_SOFTWARE && strstr(eb.msg, "'loose' is not under runs"),
+	      "a table not under runs is refused: %s", eb.msg);
+	free(in2);
 	/* an input with a column the output has not */
 	make_db(bad, A, 1, 1, 0);
 	dbkit_exec(bad, "ALTER TABLE verdicts ADD COLUMN unknown INTEGER");
