@@ -97,7 +97,9 @@ expect_no_grep "$T/log" "task .* failed" "findings (exit 1) do not fail a task"
 expect_grep "$T/log" "^sbatch --parsable --dependency=afterok:101 .*--wrap=.*db merge all.db shard-1-of-3.db shard-2-of-3.db shard-3-of-3.db\$" "the merge waits for the array (afterok) and takes the shards in order"
 expect_grep "$T/out" "job array 101 \\(1-3\\).*job 102" "it prints the two jobs"
 expect_grep "$R/slurm-shard.sbatch" '^#SBATCH --array=' "the task script says it is an array job"
+# shellcheck disable=SC2016 # the script's own text, not expanded
 expect_grep "$R/slurm-shard.sbatch" '--shard "\$i/\$n"' "and shards by SLURM_ARRAY_TASK_ID/N"
+# shellcheck disable=SC2016
 expect_grep "$R/slurm-shard.sbatch" 'i=\$SLURM_ARRAY_TASK_ID' "i is the task id"
 expect_exit 2 "slurm-submit.sh without workloads" -- env PATH="$T/bin:$PATH" "$R/slurm-submit.sh" -n 2
 unset SLURM_ARRAY_TASK_ID
