@@ -136,7 +136,7 @@ example: all
 DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-source-6.12 bc \
 	flex bison libelf-dev libssl-dev ccache libsqlite3-dev libarchive-dev libncurses-dev libjansson-dev libedit-dev \
 	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux sqlite3 python3 \
-	chromium clang libclang-rt-14-dev
+	chromium clang libclang-rt-14-dev parallel
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

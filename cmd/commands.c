@@ -26,6 +26,7 @@ static const struct command table[] = {
 	{ "import", cmd_import, "turn a CrashMonkey J-lang workload into a .wl file", CMD_STDOUT },
 	{ "tutorial", cmd_tutorial, "the lessons: list them, or run one and say what to notice",
 	  CMD_GUEST | CMD_DB | CMD_STDOUT },
+	{ "db", cmd_db, "merge crashlab databases: the shards of a batch run on several machines into one", CMD_STDOUT },
 	{ "judge", cmd_judge, "judge a stored run's states again with this crashlab's judge", CMD_DB | CMD_STDOUT },
 	{ "try", cmd_try, "boot a guest and show each file system mount, write, unmount and fsck", CMD_GUEST | CMD_STDOUT },
 	{ "boot", cmd_boot, "boot the guest, run a command in it, exit with its status", CMD_GUEST },

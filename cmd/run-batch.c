@@ -5,7 +5,9 @@
  * would have had alone (so `run --resume`, show, report, browse and
  * compare treat it like any run), stored in the batch's order whatever the
  * number of workers. One progress line covers the whole batch; a table with
- * one line per run and the batch's figures ends it.
+ * one line per run and the batch's figures ends it. --shard I/N keeps the
+ * I-th of N contiguous slices of the workloads (docs/sharding.md), after
+ * every one was parsed and simulated.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -90,6 +92,23 @@ static char *single_cmdline(int argc, char **orig, char **pos, int npos, const c
 	char *s = strvec_join_quoted(&av);
 	strvec_free(&av);
 	return s;
+}
+
+/* "I/N" of --shard: 0 with *i and *n (1 <= I <= N), or -1. */
+static int parse_shard(const char *s, size_t *i, size_t *n)
+{
+	char *end;
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	unsigned long long a = strtoull(s, &end, 10);
+	if (*end != '/' || end[1] < '0' || end[1] > '9')
+		return -1;
+	unsigned long long b = strtoull(end + 1, &end, 10);
+	if (*end || a < 1 || b < 1 || a > b || b > 1000000)
+		return -1;
+	*i = (size_t)a;
+	*n = (size_t)b;
+	return 0;
 }
 
 /* The store, with each run's folder locked while the run is begun and not ended. */
@@ -298,6 +317,10 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 		usage_error(cmd, "no workload file given");
 	if (a->jobs == 0 || a->jobs > 64)
 		usage_error(cmd, "-j %d: give between 1 and 64 workers", a->jobs);
+	size_t shard_i = 1, shard_n = 1;
+	if (a->shard && parse_shard(a->shard, &shard_i, &shard_n) < 0)
+		usage_error(cmd, "--shard '%s': give I/N, the I-th of N slices, with 1 <= I <= N (e.g. --shard 2/4)",
+			    a->shard);
 	struct strvec files = STRVEC_INIT;
 	for (int i = 0; i < npos; i++) {
 		if (is_dir(pos[i])) {
@@ -355,6 +378,38 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 		return 0;
 	}
 
+	/* This shard's slice: workloads [lo, hi) of the batch's order. */
+	size_t total = n, lo = 0;
+	if (a->shard) {
+		lo = (shard_i - 1) * total / shard_n;
+		size_t hi = shard_i * total / shard_n;
+		for (size_t i = 0; i < total; i++)
+			if (i < lo || i >= hi) {
+				wl_free(&ws[i]);
+				sbuf_free(&texts[i]);
+			}
+		memmove(ws, ws + lo, (hi - lo) * sizeof(*ws));
+		memmove(texts, texts + lo, (hi - lo) * sizeof(*texts));
+		struct strvec slice = STRVEC_INIT;
+		for (size_t i = lo; i < hi; i++)
+			strvec_push(&slice, files.v[i]);
+		strvec_free(&files);
+		files = slice;
+		n = hi - lo;
+		if (!n) {
+			/* the database is made all the same, so every shard's can be merged */
+			crashdb_close(cmd_db_open(ctx));
+			printf("shard %zu/%zu has no workloads: the batch has %zu, fewer than its %zu shards; nothing to run\n",
+			       shard_i, shard_n, total, shard_n);
+			free(ws);
+			free(texts);
+			strvec_free(&files);
+			strvec_free(&fss);
+			return 0;
+		}
+		note("shard %zu/%zu: workloads %zu to %zu of the batch's %zu", shard_i, shard_n, lo + 1, hi, total);
+	}
+
 	struct vm_config guest = { .mem_mb = 1024 };
 	cmd_guest(ctx, &guest);
 	/* what the workers' threads would otherwise each find out first: the
@@ -383,7 +438,7 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 			.workload_file = xstrdup(files.v[i]), .workload_text = xstrdup(texts[i].buf),
 			.crash_mode = xstrdup(a->crash), .seed = a->seed, .max_states = a->max_states, .torn = a->torn,
 			.status = xstrdup("running"), .pid = getpid(),
-			.workdir = xasprintf("%s/%s-%d-%zu", runs_dir, t0, (int)getpid(), i + 1),
+			.workdir = xasprintf("%s/%s-%d-%zu", runs_dir, t0, (int)getpid(), lo + i + 1),
 		};
 		items[i] = (struct batch_item){ .w = &ws[i], .run = &runs[i], .sums = &sums[i * fss.n] };
 	}

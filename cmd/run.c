@@ -75,6 +75,16 @@ static const char run_usage[] =
 	"One progress line covers the batch (workloads done, states/s, ETA); a line\n"
 	"per run and the batch's figures end it.\n"
 	"\n"
+	"shards: --shard I/N runs only the I-th of N slices of the batch, so that N\n"
+	"machines share it: the workloads in the batch's order (as given, folders\n"
+	"expanded in name order) cut into N contiguous slices whose sizes differ by\n"
+	"at most one; slice I is workloads (I-1)*W/N+1 .. I*W/N of W (rounded down).\n"
+	"Every workload is still parsed and simulated, so a bad one stops every\n"
+	"shard. Each run's command line keeps --shard I/N. A shard without\n"
+	"workloads says so and exits 0 with an empty database. 'crashlab db merge\n"
+	"ALL.db SHARD1.db ... SHARDN.db' (in shard order) makes the batch's database;\n"
+	"docs/sharding.md has recipes for GNU parallel over ssh and Slurm arrays.\n"
+	"\n"
 	"deduplication: crash states whose rebuilt disks are the same (the same final\n"
 	"content of every sector their writes touch, hashed from the write log on the\n"
 	"host) are checked once; the others are stored with a copy of that check (its\n"
@@ -95,6 +105,7 @@ static const char run_usage[] =
 	"  crashlab run my.wl --check      # parse and simulate only\n"
 	"  crashlab run --resume last      # go on with a run that was interrupted\n"
 	"  crashlab gen --seq 1 --out seq1 && crashlab run seq1/ -j 2   # a generated suite\n"
+	"  crashlab run seq1/ --shard 2/4 --db shard-2.db   # this machine's quarter of it\n"
 	"  crashlab run my.wl --fs ext4 --mkfs-opts ext4:'-O ^has_journal' --mount-opts ext4:data=journal\n"
 	"then: crashlab show last\n";
 
@@ -162,6 +173,7 @@ static int parse_args(struct cmd_ctx *ctx, int argc, char **argv, struct run_arg
 		{ OPT_BOOL, 0, "no-dedup", &a->no_dedup, NULL, "check and judge every crash state, equal ones too" },
 		{ OPT_STRING, 0, "resume", &a->resume, "RUN", "go on with an interrupted or crashed run (id, last, last~N)" },
 		{ OPT_INT, 'j', "jobs", &a->jobs, "N", "a batch's workers, each with its own guests (default: the cores)" },
+		{ OPT_STRING, 0, "shard", &a->shard, "I/N", "run only the I-th of N slices of the batch (1 <= I <= N)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
 	return cmd_parse(ctx, argc, argv, opts, run_usage, 0);
@@ -255,8 +267,8 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 	memcpy(orig, argv, (size_t)argc * sizeof(char *));
 	int n = parse_args(ctx, argc, argv, &a);
 	const int resuming = a.resume != NULL; /* a is the stored run's options once resume_prepare read them */
-	if (!resuming && (n > 1 || a.jobs >= 0 || (n == 1 && is_dir(argv[0])))) {
-		/* many workloads, a folder of them, or -j: a batch */
+	if (!resuming && (n > 1 || a.jobs >= 0 || a.shard || (n == 1 && is_dir(argv[0])))) {
+		/* many workloads, a folder of them, -j or --shard: a batch */
 		int rc = cmd_run_batch(ctx, argc, orig, argv, n, &a);
 		free(orig);
 		free(cmdline);

@@ -16,6 +16,7 @@ struct run_args {
 	struct strvec mkfs_opts, mount_opts;
 	int seed, max_states, torn, check_only, no_dedup;
 	int jobs;                    /* -j N; -1 when not given */
+	const char *shard;           /* --shard I/N: the batch's I-th slice of N, or NULL */
 };
 void cmd_run_args_free(struct run_args *a);
 

@@ -9,6 +9,7 @@
  *   read.c     runs, fs runs with their ops, states with their trees and verdicts
  *   judge.c    judging stored states that have no verdicts (the judge, then write.c)
  *   resume.c   what a stopped run has, for crashlab run --resume
+ *   merge.c    the runs of another database copied in (crashlab db merge)
  */
 #ifndef CRASHLAB_CRASHDB_CRASHDB_H
 #define CRASHLAB_CRASHDB_CRASHDB_H
@@ -74,6 +75,26 @@ struct crashdb_resume {
 int crashdb_resume_fs(struct crashdb *db, const struct run_info *run, const struct wl_workload *w,
 		      struct fs_params *fps, size_t n, struct crashdb_resume *R, struct errbuf *e);
 void crashdb_resume_free(struct crashdb_resume *R);
+
+/* --- merging (merge.c, crashlab db merge) --- */
+
+/* What one input gave. skipped (may be NULL) is told each run left out, in
+ * a sentence that names it and says why. */
+struct crashdb_merge_stats {
+	void (*skipped)(void *ctx, const char *msg);
+	void *ctx;
+	size_t runs, fsruns, states, rows;   /* copied (rows: of every table) */
+	size_t duplicates, running;          /* runs skipped: in out already; still running or cut short */
+	int64_t first_id, last_id;           /* the copied runs' new ids (0: none) */
+};
+/* Copy every run of in (opened with crashdb_open_readonly) that out has not
+ * already, with everything under it, into out with new ids: the next ones
+ * of out, in in's order, a run's fs runs (and a fs run's states)
+ * consecutive. A run still running is skipped. Columns and child tables are
+ * found in the schema, so what later migrations add is copied too. One
+ * transaction: 0, or -1 with e and nothing of in stored (65: in was made by
+ * another crashlab; 73: out cannot be written). */
+int crashdb_merge(struct crashdb *out, struct crashdb *in, struct crashdb_merge_stats *ms, struct errbuf *e);
 
 /* --- reading --- */
 

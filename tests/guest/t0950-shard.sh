@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Sharded batches: the batch run as two shards with the GNU parallel recipe
+# (docs/sharding/parallel.sh, on this machine), merged with
+# `crashlab db merge`, stores what the batch stores on one machine: the same
+# runs and fs runs with the same ids, and the same op results, observed
+# trees and verdicts (what t0940 compares between -j 1 and -j 2).
+. "$(dirname "$0")/../lib.sh"
+
+mkdir -p "$T/wl"
+printf '[setup]\nmkdir A\n[run]\nwrite A/foo 4K\nfsync A/foo\n' >"$T/wl/a.wl"
+printf '[run]\nmkdir B\nwrite B/bar 8K\nrename B/bar B/baz\nsync\n' >"$T/wl/b.wl"
+printf '[setup]\nwrite x 4K\n[run]\nwrite x 4K 4K\nfdatasync x\nunlink x\nsync\n' >"$T/wl/c.wl"
+
+ids() {
+	sqlite3 -batch -noheader "$1" "
+	SELECT 'run', id, status, exit_code, workload_file, length(workload_text), crash_mode, seed, max_states, torn
+	  FROM runs ORDER BY id;
+	SELECT 'fsrun', f.id, f.run_id, r.workload_file, f.fs, f.outcome, f.error, f.models
+	  FROM fsruns f JOIN runs r ON r.id = f.run_id ORDER BY f.id;"
+}
+outcomes() {
+	sqlite3 -batch -noheader "$1" "
+	SELECT DISTINCT r.workload_file, f.fs, 'op', o.op_id, o.text, o.ret, o.err
+	  FROM ops o JOIN fsruns f ON f.id = o.fsrun_id JOIN runs r ON r.id = f.run_id;
+	SELECT DISTINCT r.workload_file, f.fs, 'state', s.mount_ok, s.fsck_clean, s.tree_hash, s.explained
+	  FROM states s JOIN fsruns f ON f.id = s.fsrun_id JOIN runs r ON r.id = f.run_id;
+	SELECT DISTINCT r.workload_file, f.fs, 'verdict', v.model, v.rule, v.verdict, v.op_id, v.path, v.reason
+	  FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id JOIN runs r ON r.id = f.run_id;" |
+		sort
+}
+
+# --- --shard is checked before anything runs
+expect_exit 2 "--shard 3/2 is refused" -- "$CRASHLAB" run "$T/wl" --shard 3/2 --db "$T/bad.db"
+expect_grep "$T/err" "1 <= I <= N" "saying what I/N must be"
+expect_exit 2 "--shard 0/2 is refused" -- "$CRASHLAB" run "$T/wl" --shard 0/2 --db "$T/bad.db"
+expect_exit 2 "--shard 1 is refused" -- "$CRASHLAB" run "$T/wl" --shard 1 --db "$T/bad.db"
+expect_exit 0 "a shard without workloads (1/4 of 3)" -- "$CRASHLAB" run "$T/wl" --fs ext4 --shard 1/4 --db "$T/empty.db"
+expect_grep "$T/out" "shard 1/4 has no workloads" "says so"
+if [ "$(sqlite3 "$T/empty.db" 'SELECT count(*) FROM runs')" = 0 ]; then ok "and its database is empty"; else not_ok "runs in an empty shard's database"; fi
+
+# --- the batch on one machine
+t0=$SECONDS
+expect_exit 0 "the batch of three workloads on ext4" -- "$CRASHLAB" run "$T/wl" --fs ext4 -j 1 --db "$T/whole.db"
+
+
+echo "# the batch took $((SECONDS - t0)) s"
+start=$SECONDS
+# --- the same as two shards with the GNU parallel recipe, then merged
+mkdir -p "$T/p"
+if ! command -v parallel >/dev/null; then
+	skip "the GNU parallel recipe" "GNU parallel is not installed (make deps)"
+	exit 0
+fi
+(cd "$T/p" && CRASHLAB=$CRASHLAB "$OLDPWD/docs/sharding/parallel.sh" -n 2 -o merged.db "$T/wl" --fs ext4 -j 1) >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" = 0 ]; then ok "two shards through parallel.sh, merged (exit 0)"; else not_ok "parallel.sh: exit $rc"; sed 's/^/#   /' "$T/err" | tail -15; fi
+echo "# two shards and the merge took $((SECONDS - start)) s"
+grep -E "^shard-|^merged.db" "$T/out" | sed 's/^/# /'
+sqlite3 "$T/whole.db" "SELECT '# the batch on one machine: ' || count(*) || ' crash states' FROM states"
+expect_grep "$T/out" "shard-1-of-2.db: 1 run as 1-1" "shard 1 is the first workload"
+expect_grep "$T/out" "shard-2-of-2.db: 2 runs as 2-3" "shard 2 the other two"
+expect_db_ok "$T/p/merged.db" "the merged database is sound"
+ids "$T/whole.db" >"$T/i1"
+ids "$T/p/merged.db" >"$T/i2"
+if [ "$(grep -c '^fsrun|' "$T/i1")" = 3 ] && cmp -s "$T/i1" "$T/i2"; then
+	ok "the merged shards hold the batch's runs and fs runs with the same ids"
+else
+	not_ok "merged shards and batch differ:"
+	diff "$T/i1" "$T/i2" | head -20 | sed 's/^/#   /'
+fi
+outcomes "$T/whole.db" >"$T/o1"
+outcomes "$T/p/merged.db" >"$T/o2"
+nrows=$(wc -l <"$T/o1")
+if [ "$nrows" -gt 20 ] && cmp -s "$T/o1" "$T/o2"; then
+	ok "and the same op results, observed trees and verdicts ($nrows rows)"
+else
+	not_ok "outcomes differ ($nrows rows):"
+	diff "$T/o1" "$T/o2" | head -20 | sed 's/^/#   /'
+fi
+n=$(sqlite3 "$T/p/merged.db" "SELECT count(*) FROM states s JOIN fsruns f ON f.id = s.fsrun_id
+	WHERE s.id <> (SELECT count(*) FROM states t WHERE t.id <= s.id)")
+if [ "$n" = 0 ] && [ "$(sqlite3 "$T/whole.db" 'SELECT count(*) FROM states')" = "$(sqlite3 "$T/p/merged.db" 'SELECT count(*) FROM states')" ]; then
+	ok "as many crash states, with dense ids"
+else
+	not_ok "states: $n out of place"
+fi
+cmdl=$(sqlite3 "$T/p/merged.db" "SELECT cmdline FROM runs WHERE id = 3")
+case $cmdl in
+*"c.wl --fs ext4 --shard 2/2 --db shard-2-of-2.db") ok "a run's command line says its shard" ;;
+*) not_ok "command line: $cmdl" ;;
+esac
+expect_exit 0 "report a merged run" -- "$CRASHLAB" report 2 --db "$T/p/merged.db"
+expect_exit 0 "merge the shards again: nothing added" -- "$CRASHLAB" db merge "$T/p/merged.db" "$T/p/shard-1-of-2.db" "$T/p/shard-2-of-2.db"
+expect_grep "$T/out" "0 runs added from 2 databases, 3 skipped" "every run is skipped as already there"
