@@ -101,5 +101,6 @@ int cmd_lab(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_gen(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_import(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_browse(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_export(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif
