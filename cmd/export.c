@@ -92,6 +92,8 @@ static void refuse_existing(const char *path, int force)
 
 static void make_dir(const char *dir)
 {
+	if (file_exists(dir) && !is_dir(dir))
+		die_code(EXIT_CANTCREAT, "'%s' exists and is not a directory", dir);
 	if (mkdir_p(dir, 0755) < 0)
 		die_code(exit_for_errno(errno) == EXIT_NOINPUT ? EXIT_CANTCREAT : exit_for_errno(errno),
 			 "cannot create '%s': %s", dir, errno_advice(errno));

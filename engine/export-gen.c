@@ -1241,7 +1241,7 @@ static int pick_model(const struct state_result *st, const struct fsrun *f)
 }
 
 struct fact {
-	const char *path;
+	char *path;
 	unsigned kinds;
 };
 
@@ -1263,35 +1263,59 @@ int export_xfstests(struct sbuf *script, struct sbuf *golden, const struct expor
 				  st->idx, f->fs);
 	*used_model = model;
 
+	/* what the model promised, from the program's tree after the trigger */
+	struct judge_run jr;
+	judge_run_init(&jr, w, f->res);
+	if (!jr.ok) {
+		errbuf_set(e, EXIT_DATAERR, "the workload cannot be simulated: %s", jr.err.msg);
+		judge_run_free(&jr);
+		return -1;
+	}
+
 	/* the promises: the model's LOST and kept verdicts that name a path */
+	int trigger = 0, nlost = 0;
+	for (size_t k = 0; k < st->judge.n; k++) {
+		const struct verdict *v = &st->judge.v[k];
+		if (v->model == model && (v->kind == V_LOST || v->kind == V_KEPT) && v->path[0] && v->op > 0 &&
+		    (size_t)v->op <= w->n) {
+			nlost += v->kind == V_LOST;
+			int t = v->trigger > 0 ? v->trigger : v->op;
+			if (t > trigger)
+				trigger = t;
+		}
+	}
+	if ((size_t)trigger > w->n)
+		trigger = (int)w->n;
 	struct fact *facts = NULL;
 	size_t nf = 0, cap = 0;
-	int trigger = 0, nlost = 0;
 	for (size_t k = 0; k < st->judge.n; k++) {
 		const struct verdict *v = &st->judge.v[k];
 		if (v->model != model || (v->kind != V_LOST && v->kind != V_KEPT) || !v->path[0] || v->op <= 0 ||
 		    (size_t)v->op > w->n)
 			continue;
-		nlost += v->kind == V_LOST;
-		int t = v->trigger > 0 ? v->trigger : v->op;
-		if (t > trigger)
-			trigger = t;
+		unsigned kinds = facts_of(w->ops[v->op - 1].kind);
+		char *path = NULL;
+		/* data, a mode, a target: of the op's inode, wherever it is named at the promise */
+		if (kinds && jr.sim.ops[v->op - 1].obj >= 0)
+			path = sim_path_at(&jr.sim, jr.sim.ops[v->op - 1].obj, trigger);
+		if (!path)
+			path = xstrdup(v->path);
 		size_t i;
-		for (i = 0; i < nf && strcmp(facts[i].path, v->path); i++)
+		for (i = 0; i < nf && strcmp(facts[i].path, path); i++)
 			;
 		if (i == nf) {
 			ALLOC_GROW(facts, nf + 1, cap);
-			facts[nf++] = (struct fact){ v->path, 0 };
+			facts[nf++] = (struct fact){ path, 0 };
+		} else {
+			free(path);
 		}
-		facts[i].kinds |= facts_of(w->ops[v->op - 1].kind);
+		facts[i].kinds |= kinds;
 	}
 	if (!nf) {
-		free(facts);
+		judge_run_free(&jr);
 		return errbuf_set(e, EXIT_DATAERR, "state %d of %s: model %s promised nothing at a path there", st->idx,
 				  f->fs, model_name(model));
 	}
-	if ((size_t)trigger > w->n)
-		trigger = (int)w->n;
 
 	/* the ops up to the promise, as commands */
 	struct sbuf ops = SBUF_INIT;
@@ -1314,7 +1338,10 @@ int export_xfstests(struct sbuf *script, struct sbuf *golden, const struct expor
 		free(t);
 		if (xfs_op(&ops, &req, op, e) < 0) {
 			sbuf_free(&ops);
+			for (size_t j = 0; j < nf; j++)
+				free(facts[j].path);
 			free(facts);
+			judge_run_free(&jr);
 			return -1;
 		}
 		sbuf_adds(&ops, " >>$seqres.full 2>&1\n");
@@ -1322,16 +1349,6 @@ int export_xfstests(struct sbuf *script, struct sbuf *golden, const struct expor
 	if (!in_run)
 		sbuf_adds(&ops, "_scratch_sync\n");
 
-	/* what the model promised, from the program's tree after the trigger */
-	struct judge_run jr;
-	judge_run_init(&jr, w, f->res);
-	if (!jr.ok) {
-		errbuf_set(e, EXIT_DATAERR, "the workload cannot be simulated: %s", jr.err.msg);
-		judge_run_free(&jr);
-		sbuf_free(&ops);
-		free(facts);
-		return -1;
-	}
 	struct tree_node *tree;
 	size_t nt;
 	sim_tree_at(&jr.sim, trigger, &tree, &nt);
@@ -1447,6 +1464,8 @@ int export_xfstests(struct sbuf *script, struct sbuf *golden, const struct expor
 	judge_run_free(&jr);
 	sbuf_free(&show);
 	sbuf_free(&ops);
+	for (size_t i = 0; i < nf; i++)
+		free(facts[i].path);
 	free(facts);
 	return 0;
 }
