@@ -1230,9 +1230,13 @@ static int pick_model(const struct state_result *st, const struct fsrun *f)
 	if (own >= 0)
 		order[n++] = own;
 	order[n++] = MODEL_POSIX;
+	if (own != MODEL_SOMC)
+		order[n++] = MODEL_SOMC;
+	/* then the others; last what applications assume and no fs promises */
 	for (int m = 0; m < MODEL_COUNT; m++)
-		if (m != own && m != MODEL_POSIX)
+		if (m != own && m != MODEL_POSIX && m != MODEL_SOMC && m != MODEL_SEQUENTIAL)
 			order[n++] = m;
+	order[n++] = MODEL_SEQUENTIAL;
 	for (int i = 0; i < n; i++)
 		for (size_t k = 0; k < st->judge.n; k++)
 			if (st->judge.v[k].model == order[i] && st->judge.v[k].kind == V_LOST && st->judge.v[k].path[0])

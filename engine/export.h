@@ -61,8 +61,8 @@ void export_c_expected(struct sbuf *out, const struct fsrun *fr);
 
 /* The xfstests test: the ops up to the one that made the promises of
  * model (or, model < 0, of the first model with a LOST in the state: the
- * fs's own, posix, then the others), a power cut, then what the model
- * promised at each path it judged. 0, or -1 with e (65: no LOST and no
+ * fs's own, posix, somc, the others, sequential last), a power cut, then
+ * what the model promised at each path it judged. 0, or -1 with e (65: no LOST and no
  * model given; an op xfs_io and the shell cannot express). *used_model
  * gets the model. */
 int export_xfstests(struct sbuf *script, struct sbuf *golden, const struct export_src *x, const char *number,
