@@ -35,11 +35,11 @@ static const char export_usage[] =
 	"  image     the crash state's disk, rebuilt on this machine from the fs run's\n"
 	"            base image, its write log and the state's recipe (plain file\n"
 	"            writes: it is never mounted here), raw (.img) or qcow2 (.qcow2,\n"
-	"            with qemu-img), ready to attach to any VM; with .notes.txt: the\n"
-	"            file system, mkfs and mount options, the ops, what the state\n"
-	"            showed and what was promised and lost. --verify boots a checker\n"
-	"            guest on the image (nothing replayed) and checks that it shows the\n"
-	"            stored tree: exit 1 when it does not.\n"
+	"            with qemu-img), ready to attach to any VM; beside it\n"
+	"            IMAGE.notes.txt: the file system, mkfs and mount options, the ops,\n"
+	"            what the state showed and what was promised and lost. --verify\n"
+	"            boots a checker guest on the image (nothing replayed) and checks\n"
+	"            that it shows the stored tree: exit 1 when it does not.\n"
 	"  c         a standalone C program (.c) making the workload's system calls as\n"
 	"            crashlab's in-guest agent makes them, on the directory given as its\n"
 	"            argument, printing each op's result (op, ret, errno) as crashlab\n"
@@ -108,7 +108,7 @@ static int export_image_cmd(struct cmd_ctx *ctx, const struct export_src *x, con
 	int qcow = !strcmp(image_format, "qcow2");
 	char *raw = xasprintf("%s/%s.img", dir, base);
 	char *qc = xasprintf("%s/%s.qcow2", dir, base);
-	char *notes = xasprintf("%s/%s.notes.txt", dir, base);
+	char *notes = xasprintf("%s/%s.%s.notes.txt", dir, base, qcow ? "qcow2" : "img");
 	char *tmp_raw = qcow ? xasprintf("%s/.%s.img.tmp", dir, base) : NULL;
 	refuse_existing(qcow ? qc : raw, force);
 	refuse_existing(notes, force);

@@ -603,7 +603,8 @@ void export_notes(struct sbuf *out, const struct export_src *x, const char *what
 		if (v->kind != V_LOST && v->kind != V_BROKEN)
 			continue;
 		if (!any)
-			sbuf_adds(out, "\nfindings (what was promised and not kept)\n");
+			sbuf_addf(out, "\nfindings (what was promised and not kept, under every model; the run's own\n"
+				  "models for %s: %s)\n", f->fs, f->models && *f->models ? f->models : "-");
 		any = 1;
 		sbuf_addf(out, "  %-6s [%s] %s\n", verdict_name(v->kind), model_name(v->model), v->reason);
 		if (v->cite[0])

@@ -52,8 +52,8 @@ eval "a=\$seen_0 b=\$seen_$final"
 [ "$a" != "$b" ] && ok "the two states' trees differ, as stored (the check reads the image)" ||
 	not_ok "states 0 and $final showed the same tree"
 img="$T/img/run1-f2fs-state$final.img"
-expect_grep "$T/img/run1-f2fs-state$final.notes.txt" "^mount +-t f2fs -o defaults" "the notes say how to mount it"
-expect_grep "$T/img/run1-f2fs-state$final.notes.txt" "LOST +\[somc\]" "and what was promised and lost"
+expect_grep "$T/img/run1-f2fs-state$final.img.notes.txt" "^mount +-t f2fs -o defaults" "the notes say how to mount it"
+expect_grep "$T/img/run1-f2fs-state$final.img.notes.txt" "LOST +\[somc\]" "and what was promised and lost"
 expect_exit 73 "a second export does not replace the image" -- \
 	"$CRASHLAB" export --db "$db" 1 f2fs "$final" --format image --out "$T/img"
 expect_exit 0 "the same state as qcow2" -- \
