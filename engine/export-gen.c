@@ -939,9 +939,21 @@ void export_wl(struct sbuf *out, const struct export_src *x)
 		sbuf_adds(out, "\n");
 	}
 	const char *t = x->run->workload_text ? x->run->workload_text : "";
-	sbuf_adds(out, t);
-	if (*t && t[strlen(t) - 1] != '\n')
-		sbuf_adds(out, "\n");
+	if (*t) {
+		sbuf_adds(out, t);
+		if (t[strlen(t) - 1] != '\n')
+			sbuf_adds(out, "\n");
+		return;
+	}
+	/* no text stored: the ops as the recording ran them */
+	for (size_t i = 0; i < x->fr->ops.n; i++) {
+		const struct wl_op *op = &x->fr->ops.ops[i];
+		if (i == 0 || op->section != x->fr->ops.ops[i - 1].section)
+			sbuf_adds(out, op->section == WL_SETUP ? "[setup]\n" : "[run]\n");
+		char *l = op_line(op);
+		sbuf_addf(out, "%s\n", l);
+		free(l);
+	}
 }
 
 /* ------------------------------------------------------------------ */

@@ -8,7 +8,9 @@
 #     (the barrier call made with the series' number; ENOSYS when told the
 #     kernel has none);
 # (c) the xfstests test of the finding passes bash -n, calls only helpers
-#     xfstests has (the list below) and its golden output is the promise.
+#     xfstests has (the list below) and its golden output is the promise;
+#     run in a guest with stand-ins for those helpers, it passes on xfs,
+#     which keeps the promise, and fails on f2fs, which lost it.
 . "$(dirname "$0")/../lib.sh"
 
 db="$T/db"

@@ -226,6 +226,11 @@ TEST(wl_is_the_stored_workload)
 	struct errbuf e;
 	CHECK(wl_parse("x.wl", sb.buf, &w, &e) == 0 && w.n == 2, "it parses back: %s", e.msg);
 	wl_free(&w);
+	sbuf_reset(&sb);
+	x.run.workload_text = NULL;
+	export_wl(&sb, &x.x);
+	CHECK(strstr(sb.buf, "\n[run]\ncreat f 0644\nfsync f\n") != NULL,
+	      "without a stored text: the ops as recorded");
 	sbuf_free(&sb);
 	x.fr.ops = (struct wl_workload){ 0 };
 	kit_free(&x.k);
