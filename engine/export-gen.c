@@ -1001,6 +1001,21 @@ static void sh_quote(struct sbuf *o, const char *s, size_t n)
 	sbuf_adds(o, "'");
 }
 
+/* Text inside a shell's double quotes: '"', '$', '`' and '\\' escaped, and
+ * nothing but printable ASCII. */
+static void sh_dq_text(struct sbuf *o, const char *s)
+{
+	for (; s && *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '$' || c == '`' || c == '\\')
+			sbuf_addf(o, "\\%c", c);
+		else if (c < 0x20 || c >= 0x7f)
+			sbuf_adds(o, "?");
+		else
+			sbuf_add(o, s, 1);
+	}
+}
+
 /* printf's format for bytes: every byte as an octal escape but letters and digits */
 static void sh_printf_bytes(struct sbuf *o, const char *s, size_t n)
 {
@@ -1444,11 +1459,17 @@ int export_xfstests(struct sbuf *script, struct sbuf *golden, const struct expor
 		sbuf_adds(script, "_require_xfs_io_command \"sync_range\"\n");
 	if (req & 64)
 		sbuf_adds(script, "_require_xfs_io_command \"syncfs\"\n");
+	if (f->mkfs_opts && *f->mkfs_opts) {
+		sbuf_addf(script, "\n# crashlab made %s with these options\nif [ \"$FSTYP\" = %s ]; then\n"
+			  "\texport MKFS_OPTIONS=\"", f->fs, f->fs);
+		sh_dq_text(script, f->mkfs_opts);
+		sbuf_adds(script, " $MKFS_OPTIONS\"\nfi\n");
+	}
 	sbuf_adds(script, "\n_scratch_mkfs >>$seqres.full 2>&1\n_require_metadata_journaling $SCRATCH_DEV\n");
 	if (mopts) {
 		sbuf_addf(script, "\n# crashlab mounted %s with these options\nif [ \"$FSTYP\" = %s ]; then\n"
 			  "\texport MOUNT_OPTIONS=\"-o ", f->fs, f->fs);
-		comment_text(script, mopts);
+		sh_dq_text(script, mopts);
 		sbuf_adds(script, " $MOUNT_OPTIONS\"\nfi\n");
 	}
 	sbuf_adds(script, "\n_init_flakey\n_scratch_mount\n\n");

@@ -136,6 +136,15 @@ TEST(xfstests_golden_is_the_promise)
 	CHECK(strstr(sh.buf, "mv -T \"$SCRATCH_MNT\"/'f' \"$SCRATCH_MNT\"/'g'") != NULL, "the rename as mv -T");
 	CHECK(strstr(sh.buf, "_flakey_drop_and_remount\n") != NULL, "the power cut");
 	CHECK(strstr(sh.buf, ". ./common/preamble\n_begin_fstest auto quick log\n") != NULL, "the preamble");
+	CHECK(!strstr(sh.buf, "MOUNT_OPTIONS") && !strstr(sh.buf, "MKFS_OPTIONS"), "default options: none set");
+	sbuf_reset(&sh);
+	sbuf_reset(&out);
+	x.fr.mount_opts = "data=journal,x=\"$(y)\"";
+	x.fr.mkfs_opts = "-O ^has_journal";
+	CHECK(export_xfstests(&sh, &out, &x.x, "999", -1, &model, &e) == 0, "exported with options");
+	CHECK(strstr(sh.buf, "export MOUNT_OPTIONS=\"-o data=journal,x=\\\"\\$(y)\\\" $MOUNT_OPTIONS\"") != NULL,
+	      "the run's mount options, quoted for the shell");
+	CHECK(strstr(sh.buf, "export MKFS_OPTIONS=\"-O ^has_journal $MKFS_OPTIONS\"") != NULL, "and its mkfs options");
 
 	/* only helpers xfstests has */
 	int unknown = 0;
