@@ -102,5 +102,6 @@ int cmd_gen(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_import(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_browse(int argc, char **argv, struct cmd_ctx *ctx);
 int cmd_db(int argc, char **argv, struct cmd_ctx *ctx);
+int cmd_export(int argc, char **argv, struct cmd_ctx *ctx);
 
 #endif

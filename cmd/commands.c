@@ -35,6 +35,8 @@ static const struct command table[] = {
 	  CMD_STDOUT },
 	{ "image", cmd_image, "build the guest initramfs, make base disk images", CMD_STDOUT },
 	{ "bench", cmd_bench, "measure the lab: boot time, time per crash state, barrier cost", CMD_GUEST | CMD_STDOUT },
+	{ "export", cmd_export, "export a crash state: its disk image, a C program, an xfstests test or the .wl",
+	  CMD_GUEST | CMD_DB | CMD_STDOUT },
 	{ "doctor", cmd_doctor, "check every prerequisite and say how to fix what is missing", CMD_STDOUT },
 };
 
