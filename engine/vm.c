@@ -102,6 +102,17 @@ bool vm_qemu_has_sandbox(void)
 
 #define QMP_TIMEOUT_S 10.0        /* one QMP command, at KVM speed */
 
+char *vm_kernel_cmdline(const struct vm_config *cfg)
+{
+	return xasprintf("console=ttyS0 panic=-1 oops=panic reboot=t loglevel=4 crashlab.mode=%s%s%s",
+			 cfg->shell ? "shell" : "agent", cfg->append ? " " : "", cfg->append ? cfg->append : "");
+}
+
+bool vm_running(const struct vm *vm)
+{
+	return vm->libvirt ? vm->lv_dom != NULL : vm->pid > 0;
+}
+
 void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 {
 	struct strvec *a = &vm->argv;
@@ -114,8 +125,9 @@ void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 	strvec_push(a, "-m");
 	strvec_pushf(a, "%d", cfg->mem_mb > 0 ? cfg->mem_mb : 1024);
 	strvec_pushl(a, "-smp", "1", "-kernel", cfg->kernel, "-initrd", cfg->initrd, "-append", NULL);
-	strvec_pushf(a, "console=ttyS0 panic=-1 oops=panic reboot=t loglevel=4 crashlab.mode=%s%s%s",
-		     cfg->shell ? "shell" : "agent", cfg->append ? " " : "", cfg->append ? cfg->append : "");
+	char *cmdline = vm_kernel_cmdline(cfg);
+	strvec_push(a, cmdline);
+	free(cmdline);
 	strvec_pushl(a, "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con", NULL);
 	if (sock) {
 		strvec_pushl(a, "-device", "virtio-serial-pci", "-chardev", NULL);
@@ -185,6 +197,18 @@ static bool console_drain(struct vm *vm)
 /* Has QEMU exited? Reaps it and drains the console. */
 static bool qemu_exited(struct vm *vm)
 {
+	if (vm->libvirt) {
+		if (!vm_libvirt_gone(vm))
+			return false;
+		/* the console FIFO has no end of file: what it holds now is all */
+		char buf[8192];
+		ssize_t n;
+		while (vm->console >= 0 && ((n = read(vm->console, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
+			if (n > 0)
+				console_add(vm, buf, (size_t)n);
+		vm->exit_status = 0;
+		return true;
+	}
 	if (vm->pid <= 0)
 		return true;
 	int st;
@@ -373,6 +397,19 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	int pfd[2] = { -1, -1 };
 	pid_t pid = -1;
 	vm->t_start = now_s();
+	vm->libvirt = cfg->libvirt;
+	if (cfg->libvirt) {
+		int con_in = -1;
+		int r = vm_libvirt_create(vm, cfg, sock, &con_in);
+		if (con_in >= 0)
+			close(con_in); /* QEMU holds its own ends */
+		if (r < 0) {
+			free(sock);
+			free(errlog);
+			return VM_QEMU_FAILED;
+		}
+		goto started;
+	}
 	pid_t parent = getpid();
 	if (pipe2(pfd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 		snprintf(vm->why, sizeof(vm->why), "cannot start QEMU: %s", strerror(errno));
@@ -405,7 +442,7 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	vm->pid = pid;
 	vm->console = pfd[0];
 	fcntl(vm->console, F_SETFL, fcntl(vm->console, F_GETFL) | O_NONBLOCK);
-
+started:;
 	double deadline = vm->t_start + BOOT_TIMEOUT_S * vm->slowdown;
 	enum vm_outcome o = VM_NO_OUTPUT;
 	while (now_s() < deadline) {
@@ -660,6 +697,10 @@ enum vm_outcome vm_run(struct vm *vm, char *const *argv, struct sbuf *out,
 
 void vm_kill(struct vm *vm)
 {
+	if (vm->libvirt) {
+		vm_libvirt_destroy(vm);
+		return;
+	}
 	if (vm->pid > 0) {
 		kill(vm->pid, SIGKILL);
 		int st;
@@ -671,7 +712,7 @@ void vm_kill(struct vm *vm)
 
 void vm_stop(struct vm *vm)
 {
-	if (vm->pid <= 0)
+	if (!vm_running(vm))
 		return;
 	if (vm->chan >= 0)
 		send_frame(vm->chan, PROTO_MSG_SHUTDOWN, 0, 0, NULL, 0);
@@ -803,6 +844,8 @@ int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e)
 
 int vm_interactive(const struct vm_config *cfg)
 {
+	if (cfg->libvirt)
+		return vm_libvirt_interactive(cfg);
 	struct vm vm;
 	memset(&vm, 0, sizeof(vm));
 	vm_command(&vm, cfg, NULL);

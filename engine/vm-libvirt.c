@@ -1,0 +1,360 @@
+/*
+ * vm-libvirt.c - the guests of engine/vm.c as transient libvirt domains
+ * (vm_config.libvirt: --backend libvirt [--connect URI]).
+ *
+ * Method. The domain XML says what vm_command's QEMU command line says:
+ * direct kernel boot (<os><kernel><initrd><cmdline>, the same cmdline), one
+ * vCPU, no network, no USB, no balloon, <on_reboot>destroy</on_reboot> for
+ * -no-reboot (a panic reboots at once and the domain goes away). The serial
+ * console is a 'pipe' chardev over two FIFOs in the guest's private folder,
+ * which vm.c reads like the direct QEMU's stdout; the channel to the agent
+ * is a virtio 'unix' channel bound to the same socket path the direct guest
+ * uses. Disks libvirt can describe (file, format, readonly, cache) are
+ * <disk> elements; a guest with any other disk (the recording's
+ * blklogwrites node, a snapshot=on base, virtio-blk request-merging=off)
+ * passes all its -drive/-device pairs, and a QMP monitor, through the QEMU
+ * namespace (<qemu:commandline>), so the guest sees its disks in the same
+ * order either way. QEMU runs with our uid and gid and nothing relabelled
+ * (a static DAC label, relabel='no'; every other security model the host
+ * has, AppArmor or SELinux, is 'none'): it reaches the kernel, images and
+ * logs this process can, where the domain runs. The domain is started with
+ * VIR_DOMAIN_START_AUTODESTROY, so it dies with our connection; whether it
+ * is still running is virDomainGetState's answer, and the power cut is
+ * virDomainDestroy.
+ */
+#include "engine/vm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+
+#include "host/intr.h"
+#include "host/msg.h"
+#include "host/sys.h"
+
+static void quiet_errors(void *data, virErrorPtr err)
+{
+	(void)data;
+	(void)err;
+}
+
+static void lv_why(struct vm *vm, const char *what)
+{
+	const char *m = virGetLastErrorMessage();
+	snprintf(vm->why, sizeof(vm->why), "%s: %s", what, m && *m ? m : "unknown libvirt error");
+}
+
+static void xml_esc(struct sbuf *sb, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '&': sbuf_adds(sb, "&amp;"); break;
+		case '<': sbuf_adds(sb, "&lt;"); break;
+		case '>': sbuf_adds(sb, "&gt;"); break;
+		case '\'': sbuf_adds(sb, "&apos;"); break;
+		case '"': sbuf_adds(sb, "&quot;"); break;
+		default: sbuf_add(sb, s, 1);
+		}
+	}
+}
+
+static void qemu_arg(struct sbuf *sb, const char *arg)
+{
+	sbuf_adds(sb, "    <qemu:arg value='");
+	xml_esc(sb, arg);
+	sbuf_adds(sb, "'/>\n");
+}
+
+/* A plain drive spec (file=, format=, readonly=on, cache=MODE) as a <disk>
+ * element for /dev/vd<letter>: true, or false when libvirt has no words for it. */
+static bool disk_element(struct sbuf *sb, const char *spec, char letter)
+{
+	char *copy = xstrdup(spec), *save = NULL;
+	const char *file = NULL, *format = "raw", *cache = NULL;
+	bool ro = false, ok = true;
+	for (char *kv = strtok_r(copy, ",", &save); kv && ok; kv = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(kv, "file=", 5))
+			file = kv + 5;
+		else if (!strncmp(kv, "format=", 7))
+			format = kv + 7;
+		else if (!strcmp(kv, "readonly=on"))
+			ro = true;
+		else if (!strncmp(kv, "cache=", 6))
+			cache = kv + 6;
+		else
+			ok = false;
+	}
+	if (ok && file) {
+		sbuf_addf(sb, "    <disk type='file' device='disk'>\n      <driver name='qemu' type='%s'%s%s%s/>\n",
+			  format, cache ? " cache='" : "", cache ? cache : "", cache ? "'" : "");
+		sbuf_adds(sb, "      <source file='");
+		xml_esc(sb, file);
+		sbuf_addf(sb, "'/>\n      <target dev='vd%c' bus='virtio'/>\n%s    </disk>\n", letter,
+			  ro ? "      <readonly/>\n" : "");
+	}
+	free(copy);
+	return ok && file;
+}
+
+/* Every security model of the host but DAC, which gets its own label. */
+static void seclabels(virConnectPtr conn, struct sbuf *sb)
+{
+	sbuf_addf(sb, "  <seclabel type='static' model='dac' relabel='no'>\n"
+		      "    <label>+%u:+%u</label>\n  </seclabel>\n",
+		  (unsigned)getuid(), (unsigned)getgid());
+	char *caps = virConnectGetCapabilities(conn);
+	if (!caps)
+		return;
+	for (const char *p = strstr(caps, "<secmodel>"); p; p = strstr(p + 1, "<secmodel>")) {
+		const char *m = strstr(p, "<model>");
+		const char *end = m ? strstr(m, "</model>") : NULL;
+		if (!m || !end)
+			break;
+		m += 7;
+		if ((end - m == 3 && !strncmp(m, "dac", 3)) || (end - m == 4 && !strncmp(m, "none", 4)))
+			continue;
+		sbuf_addf(sb, "  <seclabel type='none' model='%.*s'/>\n", (int)(end - m), m);
+	}
+	free(caps);
+}
+
+static void domain_xml(struct vm *vm, virConnectPtr conn, const struct vm_config *cfg, const char *sock,
+		       const char *con, const char *name, struct sbuf *sb)
+{
+	bool kvm = !strcmp(cfg->accel, "kvm");
+	sbuf_addf(sb, "<domain type='%s' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>\n"
+		      "  <name>%s</name>\n  <memory unit='MiB'>%d</memory>\n  <vcpu>1</vcpu>\n"
+		      "  <os>\n    <type arch='x86_64' machine='pc'>hvm</type>\n    <kernel>",
+		  kvm ? "kvm" : "qemu", name, cfg->mem_mb > 0 ? cfg->mem_mb : 1024);
+	xml_esc(sb, cfg->kernel);
+	sbuf_adds(sb, "</kernel>\n    <initrd>");
+	xml_esc(sb, cfg->initrd);
+	sbuf_adds(sb, "</initrd>\n    <cmdline>");
+	char *cmdline = vm_kernel_cmdline(cfg);
+	xml_esc(sb, cmdline);
+	free(cmdline);
+	sbuf_adds(sb, "</cmdline>\n  </os>\n");
+	if (kvm)
+		sbuf_adds(sb, "  <cpu mode='host-passthrough'/>\n");
+	sbuf_adds(sb, "  <on_poweroff>destroy</on_poweroff>\n  <on_reboot>destroy</on_reboot>\n"
+		      "  <on_crash>destroy</on_crash>\n  <devices>\n");
+	const char *emu = getenv("CRASHLAB_QEMU");
+	if (emu && *emu == '/') {
+		sbuf_adds(sb, "    <emulator>");
+		xml_esc(sb, emu);
+		sbuf_adds(sb, "</emulator>\n");
+	}
+	sbuf_adds(sb, "    <serial type='pipe'>\n      <source path='");
+	xml_esc(sb, con);
+	sbuf_adds(sb, "'/>\n      <target port='0'/>\n    </serial>\n");
+	if (sock) {
+		sbuf_adds(sb, "    <channel type='unix'>\n      <source mode='bind' path='");
+		xml_esc(sb, sock);
+		sbuf_addf(sb, "'/>\n      <target type='virtio' name='%s'/>\n    </channel>\n", PROTO_PORT);
+	}
+	/* the disks as elements when libvirt can say them all */
+	struct sbuf disks = SBUF_INIT;
+	bool elements = !cfg->blk_opts && !cfg->drive_opts && cfg->drives.n <= 26;
+	for (size_t i = 0; elements && i < cfg->drives.n; i++)
+		elements = disk_element(&disks, cfg->drives.v[i], (char)('a' + i));
+	if (elements && disks.len)
+		sbuf_add(sb, disks.buf, disks.len);
+	sbuf_free(&disks);
+	sbuf_adds(sb, "    <controller type='usb' model='none'/>\n    <memballoon model='none'/>\n  </devices>\n");
+	seclabels(conn, sb);
+	struct strvec args = STRVEC_INIT;
+	if (sock && cfg->qmp) {
+		strvec_push(&args, "-qmp");
+		strvec_pushf(&args, "unix:%s/qmp.sock,server=on,wait=off", vm->dir);
+	}
+	for (size_t i = 0; !elements && i < cfg->drives.n; i++) {
+		strvec_push(&args, "-drive");
+		strvec_pushf(&args, "%s,if=none,id=crashlab-disk%zu%s%s", cfg->drives.v[i], i,
+			     cfg->drive_opts ? "," : "", cfg->drive_opts ? cfg->drive_opts : "");
+		strvec_push(&args, "-device");
+		strvec_pushf(&args, "virtio-blk-pci,drive=crashlab-disk%zu%s%s", i, cfg->blk_opts ? "," : "",
+			     cfg->blk_opts ? cfg->blk_opts : "");
+	}
+	if (args.n) {
+		sbuf_adds(sb, "  <qemu:commandline>\n");
+		for (size_t i = 0; i < args.n; i++)
+			qemu_arg(sb, args.v[i]);
+		sbuf_adds(sb, "  </qemu:commandline>\n");
+	}
+	strvec_free(&args);
+	sbuf_adds(sb, "</domain>\n");
+}
+
+/* The console's two FIFOs (QEMU's pipe chardev opens PATH.in and PATH.out);
+ * we hold both ends of each, so reading never sees an end of file and a
+ * write never blocks on a missing reader. */
+static int console_fifos(struct vm *vm, const char *con, int *in_fd)
+{
+	char *in = xasprintf("%s.in", con), *out = xasprintf("%s.out", con);
+	int r = -1;
+	if (mkfifo(in, 0600) < 0 || mkfifo(out, 0600) < 0) {
+		snprintf(vm->why, sizeof(vm->why), "cannot make the console FIFOs in '%s': %s", vm->dir, strerror(errno));
+		goto out;
+	}
+	vm->console = open(out, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	*in_fd = open(in, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	if (vm->console < 0 || *in_fd < 0) {
+		snprintf(vm->why, sizeof(vm->why), "cannot open the console FIFOs in '%s': %s", vm->dir, strerror(errno));
+		goto out;
+	}
+	r = 0;
+out:
+	free(in);
+	free(out);
+	return r;
+}
+
+int vm_libvirt_create(struct vm *vm, const struct vm_config *cfg, const char *sock, int *con_in)
+{
+	static unsigned serial;
+	virSetErrorFunc(NULL, quiet_errors);
+	*con_in = -1;
+	char *con = xasprintf("%s/console", vm->dir);
+	char *name = xasprintf("crashlab-%ld-%u", (long)getpid(), serial++);
+	struct sbuf xml = SBUF_INIT;
+	int r = -1;
+	virConnectPtr conn = NULL;
+	if (console_fifos(vm, con, con_in) < 0)
+		goto out;
+	conn = virConnectOpen(cfg->connect);
+	if (!conn) {
+		lv_why(vm, "cannot connect to libvirt");
+		goto out;
+	}
+	domain_xml(vm, conn, cfg, sock, con, name, &xml);
+	char *path = xasprintf("%s/domain.xml", vm->dir);
+	write_file_atomic(path, xml.buf, xml.len);
+	free(path);
+	if (msg_verbose())
+		fprintf(stderr, "crashlab: libvirt %s domain:\n%s", cfg->connect ? cfg->connect : "(default URI)", xml.buf);
+	virDomainPtr dom = virDomainCreateXML(conn, xml.buf, VIR_DOMAIN_START_AUTODESTROY);
+	if (!dom) {
+		lv_why(vm, "libvirt cannot start the domain");
+		goto out;
+	}
+	vm->lv_conn = conn;
+	vm->lv_dom = dom;
+	conn = NULL;
+	r = 0;
+out:
+	if (conn)
+		virConnectClose(conn);
+	sbuf_free(&xml);
+	free(con);
+	free(name);
+	return r;
+}
+
+bool vm_libvirt_gone(struct vm *vm)
+{
+	if (!vm->lv_dom)
+		return true;
+	int state = 0, reason = 0;
+	if (virDomainGetState(vm->lv_dom, &state, &reason, 0) == 0 && state != VIR_DOMAIN_SHUTOFF &&
+	    state != VIR_DOMAIN_CRASHED)
+		return false;
+	/* a transient domain that shut off is undefined: no state at all */
+	vm_libvirt_release(vm);
+	return true;
+}
+
+void vm_libvirt_destroy(struct vm *vm)
+{
+	if (!vm->lv_dom)
+		return;
+	virDomainDestroy(vm->lv_dom);
+	vm_libvirt_release(vm);
+}
+
+void vm_libvirt_release(struct vm *vm)
+{
+	if (vm->lv_dom)
+		virDomainFree(vm->lv_dom);
+	if (vm->lv_conn)
+		virConnectClose(vm->lv_conn);
+	vm->lv_dom = vm->lv_conn = NULL;
+}
+
+/* Both ways between this terminal and the console FIFOs until the domain
+ * is gone. */
+int vm_libvirt_interactive(const struct vm_config *cfg)
+{
+	struct vm vm;
+	memset(&vm, 0, sizeof(vm));
+	vm.console = vm.chan = vm.qmp = -1;
+	char tmpl[] = "/tmp/crashlab-vm.XXXXXX";
+	if (!mkdtemp(tmpl)) {
+		error("cannot create a temp dir in '/tmp': %s", errno_advice(errno));
+		return EXIT_GUEST;
+	}
+	vm.dir = xstrdup(tmpl);
+	int in = -1, rc = EXIT_OK;
+	if (vm_libvirt_create(&vm, cfg, NULL, &in) < 0) {
+		error("cannot start the guest: %s", vm.why);
+		rc = EXIT_GUEST;
+		goto out;
+	}
+	struct termios saved, raw;
+	bool tty = isatty(0) && tcgetattr(0, &saved) == 0;
+	if (tty) {
+		raw = saved;
+		cfmakeraw(&raw);
+		tcsetattr(0, TCSANOW, &raw);
+	}
+	signal(SIGINT, SIG_IGN);
+	bool stdin_open = true;
+	double next_check = 0;
+	for (;;) {
+		struct pollfd p[2] = { { stdin_open ? 0 : -1, POLLIN, 0 }, { vm.console, POLLIN, 0 } };
+		poll(p, 2, 200);
+		char buf[4096];
+		if (p[1].revents & POLLIN) {
+			ssize_t n = read(vm.console, buf, sizeof(buf));
+			if (n > 0)
+				write_all(1, buf, (size_t)n);
+		}
+		if (p[0].revents & (POLLIN | POLLHUP)) {
+			ssize_t n = read(0, buf, sizeof(buf));
+			if (n > 0)
+				write_all(in, buf, (size_t)n);
+			else
+				stdin_open = false;
+		}
+		if (now_s() >= next_check) {
+			if (vm_libvirt_gone(&vm))
+				break;
+			next_check = now_s() + 0.2;
+		}
+	}
+	/* what the console still holds */
+	ssize_t n;
+	char buf[4096];
+	while ((n = read(vm.console, buf, sizeof(buf))) > 0)
+		write_all(1, buf, (size_t)n);
+	if (tty)
+		tcsetattr(0, TCSANOW, &saved);
+out:
+	vm_libvirt_destroy(&vm);
+	if (in >= 0)
+		close(in);
+	if (vm.console >= 0)
+		close(vm.console);
+	rm_rf(vm.dir);
+	free(vm.dir);
+	return rc;
+}
