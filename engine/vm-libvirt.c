@@ -42,6 +42,11 @@
 #include "host/msg.h"
 #include "host/sys.h"
 
+/* The first PCI slot of the disks passed through; libvirt places its own
+ * devices (the channel's virtio-serial controller, its disks) from slot 2. */
+#define PASSTHROUGH_SLOT 0x10
+#define MAX_DISKS (32 - PASSTHROUGH_SLOT)
+
 static void quiet_errors(void *data, virErrorPtr err)
 {
 	(void)data;
@@ -164,7 +169,7 @@ static void domain_xml(struct vm *vm, virConnectPtr conn, const struct vm_config
 	}
 	/* the disks as elements when libvirt can say them all */
 	struct sbuf disks = SBUF_INIT;
-	bool elements = !cfg->blk_opts && !cfg->drive_opts && cfg->drives.n <= 26;
+	bool elements = !cfg->blk_opts && !cfg->drive_opts;
 	for (size_t i = 0; elements && i < cfg->drives.n; i++)
 		elements = disk_element(&disks, cfg->drives.v[i], (char)('a' + i));
 	if (elements && disks.len)
@@ -182,8 +187,9 @@ static void domain_xml(struct vm *vm, virConnectPtr conn, const struct vm_config
 		strvec_pushf(&args, "%s,if=none,id=crashlab-disk%zu%s%s", cfg->drives.v[i], i,
 			     cfg->drive_opts ? "," : "", cfg->drive_opts ? cfg->drive_opts : "");
 		strvec_push(&args, "-device");
-		strvec_pushf(&args, "virtio-blk-pci,drive=crashlab-disk%zu%s%s", i, cfg->blk_opts ? "," : "",
-			     cfg->blk_opts ? cfg->blk_opts : "");
+		/* slots of their own above libvirt's, in order: /dev/vda, vdb, ... */
+		strvec_pushf(&args, "virtio-blk-pci,drive=crashlab-disk%zu,addr=0x%zx%s%s", i, PASSTHROUGH_SLOT + i,
+			     cfg->blk_opts ? "," : "", cfg->blk_opts ? cfg->blk_opts : "");
 	}
 	if (args.n) {
 		sbuf_adds(sb, "  <qemu:commandline>\n");
@@ -229,6 +235,11 @@ int vm_libvirt_create(struct vm *vm, const struct vm_config *cfg, const char *so
 	struct sbuf xml = SBUF_INIT;
 	int r = -1;
 	virConnectPtr conn = NULL;
+	if (cfg->drives.n > MAX_DISKS) {
+		snprintf(vm->why, sizeof(vm->why), "a libvirt guest takes at most %d disks, not %zu", MAX_DISKS,
+			 cfg->drives.n);
+		goto out;
+	}
 	if (console_fifos(vm, con, con_in) < 0)
 		goto out;
 	conn = virConnectOpen(cfg->connect);
