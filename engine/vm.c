@@ -716,11 +716,15 @@ void vm_stop(struct vm *vm)
 		return;
 	if (vm->chan >= 0)
 		send_frame(vm->chan, PROTO_MSG_SHUTDOWN, 0, 0, NULL, 0);
-	double deadline = now_s() + STOP_TIMEOUT_S * vm->slowdown;
+	double t0 = now_s(), deadline = t0 + STOP_TIMEOUT_S * vm->slowdown;
 	while (now_s() < deadline && !intr_pending()) {
 		console_drain(vm);
-		if (qemu_exited(vm))
+		if (qemu_exited(vm)) {
+			if (msg_verbose())
+				fprintf(stderr, "crashlab: the guest%s shut off %.2f s after the power-off request\n",
+					vm->libvirt ? " (libvirt domain)" : "", now_s() - t0);
 			return;
+		}
 		sleep_ms(10);
 	}
 	vm_kill(vm);
