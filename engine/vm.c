@@ -839,7 +839,8 @@ int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e)
 		free(logdir);
 	}
 	if (!msg_verbose())
-		sbuf_adds(&msg, "\nrerun with --verbose to see the QEMU command line");
+		sbuf_adds(&msg, vm->libvirt ? "\nrerun with --verbose to see the libvirt domain XML"
+					     : "\nrerun with --verbose to see the QEMU command line");
 	errbuf_set(e, vm_outcome_exit(o), "%s", msg.buf);
 	sbuf_free(&msg);
 	sbuf_free(&qerr);
