@@ -134,7 +134,7 @@ static void seclabels(virConnectPtr conn, struct sbuf *sb)
 }
 
 static void domain_xml(struct vm *vm, virConnectPtr conn, const struct vm_config *cfg, const char *sock,
-		       const char *con, const char *name, struct sbuf *sb)
+		       const char *con, const char *name, const char *bind, struct sbuf *sb)
 {
 	bool kvm = !strcmp(cfg->accel, "kvm");
 	sbuf_addf(sb, "<domain type='%s' xmlns:qemu='http://libvirt.org/schemas/domain/qemu/1.0'>\n"
@@ -159,10 +159,20 @@ static void domain_xml(struct vm *vm, virConnectPtr conn, const struct vm_config
 		xml_esc(sb, emu);
 		sbuf_adds(sb, "</emulator>\n");
 	}
-	sbuf_adds(sb, "    <serial type='pipe'>\n      <source path='");
-	xml_esc(sb, con);
-	sbuf_adds(sb, "'/>\n      <target port='0'/>\n    </serial>\n");
-	if (sock) {
+	if (vm->tcp_host) {
+		sbuf_addf(sb, "    <serial type='tcp'>\n      <source mode='bind' host='%s' service='%d'/>\n"
+			      "      <protocol type='raw'/>\n      <target port='0'/>\n    </serial>\n",
+			  bind, vm->con_port);
+	} else {
+		sbuf_adds(sb, "    <serial type='pipe'>\n      <source path='");
+		xml_esc(sb, con);
+		sbuf_adds(sb, "'/>\n      <target port='0'/>\n    </serial>\n");
+	}
+	if (sock && vm->tcp_host) {
+		sbuf_addf(sb, "    <channel type='tcp'>\n      <source mode='bind' host='%s' service='%d'/>\n"
+			      "      <protocol type='raw'/>\n      <target type='virtio' name='%s'/>\n    </channel>\n",
+			  bind, vm->chan_port, PROTO_PORT);
+	} else if (sock) {
 		sbuf_adds(sb, "    <channel type='unix'>\n      <source mode='bind' path='");
 		xml_esc(sb, sock);
 		sbuf_addf(sb, "'/>\n      <target type='virtio' name='%s'/>\n    </channel>\n", PROTO_PORT);
@@ -180,7 +190,10 @@ static void domain_xml(struct vm *vm, virConnectPtr conn, const struct vm_config
 	struct strvec args = STRVEC_INIT;
 	if (sock && cfg->qmp) {
 		strvec_push(&args, "-qmp");
-		strvec_pushf(&args, "unix:%s/qmp.sock,server=on,wait=off", vm->dir);
+		if (vm->tcp_host)
+			strvec_pushf(&args, "tcp:%s:%d,server=on,wait=off", bind, vm->qmp_port);
+		else
+			strvec_pushf(&args, "unix:%s/qmp.sock,server=on,wait=off", vm->dir);
 	}
 	for (size_t i = 0; !elements && i < cfg->drives.n; i++) {
 		strvec_push(&args, "-drive");
@@ -225,6 +238,48 @@ out:
 	return r;
 }
 
+/* The host of a remote URI ("qemu+ssh://user@host:22/system": "host"), or
+ * NULL for a local one. */
+static char *uri_host(const char *uri)
+{
+	const char *p = uri ? strstr(uri, "://") : NULL;
+	if (!p)
+		return NULL;
+	p += 3;
+	size_t n = strcspn(p, "/?");
+	const char *at = memchr(p, '@', n);
+	if (at) {
+		n -= (size_t)(at + 1 - p);
+		p = at + 1;
+	}
+	if (*p == '[') { /* [v6 address] */
+		const char *close = memchr(p, ']', n);
+		if (!close)
+			return NULL;
+		return xasprintf("%.*s", (int)(close - p - 1), p + 1);
+	}
+	n = strcspn(p, ":/?");
+	if (n == 0 || (n == 9 && !strncmp(p, "localhost", 9)))
+		return NULL;
+	return xasprintf("%.*s", (int)n, p);
+}
+
+/* The console's TCP port, connected as soon as QEMU listens (it does
+ * before the vCPUs start, but libvirt returns when they have). */
+static int console_tcp(struct vm *vm)
+{
+	double deadline = now_s() + 10.0;
+	while ((vm->console = vm_connect_tcp(vm->tcp_host, vm->con_port)) < 0 && now_s() < deadline)
+		poll(NULL, 0, 20);
+	if (vm->console < 0) {
+		snprintf(vm->why, sizeof(vm->why), "cannot connect to the console at %s:%d: %s", vm->tcp_host,
+			 vm->con_port, strerror(errno));
+		return -1;
+	}
+	fcntl(vm->console, F_SETFL, fcntl(vm->console, F_GETFL) | O_NONBLOCK);
+	return 0;
+}
+
 int vm_libvirt_create(struct vm *vm, const struct vm_config *cfg, const char *sock, int *con_in)
 {
 	static unsigned serial;
@@ -235,35 +290,67 @@ int vm_libvirt_create(struct vm *vm, const struct vm_config *cfg, const char *so
 	struct sbuf xml = SBUF_INIT;
 	int r = -1;
 	virConnectPtr conn = NULL;
+	virDomainPtr dom = NULL;
 	if (cfg->drives.n > MAX_DISKS) {
 		snprintf(vm->why, sizeof(vm->why), "a libvirt guest takes at most %d disks, not %zu", MAX_DISKS,
 			 cfg->drives.n);
 		goto out;
 	}
-	if (console_fifos(vm, con, con_in) < 0)
-		goto out;
 	conn = virConnectOpen(cfg->connect);
 	if (!conn) {
 		lv_why(vm, "cannot connect to libvirt");
 		goto out;
 	}
-	domain_xml(vm, conn, cfg, sock, con, name, &xml);
-	char *path = xasprintf("%s/domain.xml", vm->dir);
-	write_file_atomic(path, xml.buf, xml.len);
-	free(path);
-	if (msg_verbose())
-		fprintf(stderr, "crashlab: libvirt %s domain:\n%s", cfg->connect ? cfg->connect : "(default URI)", xml.buf);
-	double t0 = now_s();
-	virDomainPtr dom = virDomainCreateXML(conn, xml.buf, VIR_DOMAIN_START_AUTODESTROY);
-	if (dom && msg_verbose())
-		fprintf(stderr, "crashlab: libvirt: domain %s created in %.2f s\n", name, now_s() - t0);
-	if (!dom) {
-		lv_why(vm, "libvirt cannot start the domain");
-		goto out;
+	/* A remote libvirt's guest cannot share a unix socket or a FIFO with
+	 * us: its console, channel and monitor are TCP ports of that host.
+	 * (The tests reach this path on the local libvirt with
+	 * CRASHLAB_TEST_LIBVIRT_TCP=1, over 127.0.0.1.) */
+	char *uri = virConnectGetURI(conn);
+	vm->tcp_host = uri_host(uri);
+	free(uri);
+	const char *bind = "0.0.0.0";
+	if (!vm->tcp_host && getenv("CRASHLAB_TEST_LIBVIRT_TCP")) {
+		vm->tcp_host = xstrdup("127.0.0.1");
+		bind = "127.0.0.1";
 	}
+	if (!vm->tcp_host && console_fifos(vm, con, con_in) < 0)
+		goto out;
+	for (int attempt = 0; attempt < 4 && !dom; attempt++) {
+		if (vm->tcp_host) {
+			/* three ports at random; taken ones fail the start, and we try others */
+			unsigned x = (unsigned)getpid() * 2654435761u ^ (unsigned)(now_s() * 1e6) ^ serial * 40503u;
+			vm->con_port = 20000 + (int)(x % 13333) * 3;
+			vm->chan_port = vm->con_port + 1;
+			vm->qmp_port = vm->con_port + 2;
+		}
+		sbuf_reset(&xml);
+		domain_xml(vm, conn, cfg, sock, con, name, bind, &xml);
+		char *path = xasprintf("%s/domain.xml", vm->dir);
+		write_file_atomic(path, xml.buf, xml.len);
+		free(path);
+		if (msg_verbose())
+			fprintf(stderr, "crashlab: libvirt %s domain:\n%s", cfg->connect ? cfg->connect : "(default URI)",
+				xml.buf);
+		double t0 = now_s();
+		dom = virDomainCreateXML(conn, xml.buf, VIR_DOMAIN_START_AUTODESTROY);
+		if (dom && msg_verbose())
+			fprintf(stderr, "crashlab: libvirt: domain %s created in %.2f s\n", name, now_s() - t0);
+		if (!dom) {
+			lv_why(vm, "libvirt cannot start the domain");
+			const char *m = virGetLastErrorMessage();
+			if (!vm->tcp_host || !m || !strstr(m, "Address already in use"))
+				break;
+		}
+	}
+	if (!dom)
+		goto out;
 	vm->lv_conn = conn;
 	vm->lv_dom = dom;
 	conn = NULL;
+	if (vm->tcp_host && console_tcp(vm) < 0) {
+		vm_libvirt_destroy(vm);
+		goto out;
+	}
 	r = 0;
 out:
 	if (conn)
@@ -338,6 +425,8 @@ int vm_libvirt_interactive(const struct vm_config *cfg)
 		rc = EXIT_GUEST;
 		goto out;
 	}
+	if (in < 0)
+		in = dup(vm.console); /* a remote console's socket goes both ways */
 	struct termios saved, raw;
 	bool tty = isatty(0) && tcgetattr(0, &saved) == 0;
 	if (tty) {
@@ -352,10 +441,12 @@ int vm_libvirt_interactive(const struct vm_config *cfg)
 		struct pollfd p[2] = { { stdin_open ? 0 : -1, POLLIN, 0 }, { vm.console, POLLIN, 0 } };
 		poll(p, 2, 200);
 		char buf[4096];
-		if (p[1].revents & POLLIN) {
+		if (p[1].revents & (POLLIN | POLLHUP)) {
 			ssize_t n = read(vm.console, buf, sizeof(buf));
 			if (n > 0)
 				write_all(1, buf, (size_t)n);
+			else if (n == 0)
+				break; /* a remote console closed: QEMU is gone */
 		}
 		if (p[0].revents & (POLLIN | POLLHUP)) {
 			ssize_t n = read(0, buf, sizeof(buf));
@@ -385,5 +476,6 @@ out:
 		close(vm.console);
 	rm_rf(vm.dir);
 	free(vm.dir);
+	free(vm.tcp_host);
 	return rc;
 }

@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -248,6 +249,36 @@ static int connect_sock(const char *path)
 	return fd;
 }
 
+int vm_connect_tcp(const char *host, int port)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	char serv[16];
+	snprintf(serv, sizeof(serv), "%d", port);
+	if (getaddrinfo(host, serv, &hints, &res) != 0) {
+		errno = EHOSTUNREACH;
+		return -1;
+	}
+	int fd = -1;
+	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+			int saved = errno;
+			close(fd);
+			fd = -1;
+			errno = saved;
+		}
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+/* The guest's channel (or monitor): its unix socket, or its TCP port on a
+ * remote libvirt's host. */
+static int connect_guest(struct vm *vm, const char *path, int port)
+{
+	return vm->tcp_host ? vm_connect_tcp(vm->tcp_host, port) : connect_sock(path);
+}
+
 static void sleep_ms(int ms)
 {
 	poll(NULL, 0, ms);
@@ -343,7 +374,7 @@ static int qmp_open(struct vm *vm)
 {
 	char *path = xasprintf("%s/qmp.sock", vm->dir);
 	double deadline = now_s() + QMP_TIMEOUT_S * vm->slowdown;
-	while ((vm->qmp = connect_sock(path)) < 0 && now_s() < deadline)
+	while ((vm->qmp = connect_guest(vm, path, vm->qmp_port)) < 0 && now_s() < deadline)
 		sleep_ms(5);
 	free(path);
 	if (vm->qmp < 0) {
@@ -389,7 +420,7 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	char *sock = xasprintf("%s/chan.sock", vm->dir);
 	char *errlog = xasprintf("%s/qemu.err", vm->dir);
 	vm_command(vm, cfg, sock);
-	if (msg_verbose()) {
+	if (msg_verbose() && !cfg->libvirt) {
 		char *line = strvec_join_quoted(&vm->argv);
 		fprintf(stderr, "crashlab: qemu: %s\n", line);
 		free(line);
@@ -457,7 +488,7 @@ started:;
 		}
 		console_drain(vm);
 		if (vm->chan < 0) {
-			vm->chan = connect_sock(sock);
+			vm->chan = connect_guest(vm, sock, vm->chan_port);
 			if (vm->chan < 0) {
 				sleep_ms(5);
 				continue;
@@ -747,6 +778,8 @@ void vm_free(struct vm *vm)
 		vm->dir = NULL;
 	}
 	strvec_free(&vm->argv);
+	free(vm->tcp_host);
+	vm->tcp_host = NULL;
 	sbuf_free(&vm->console_log);
 	proto_reader_free(&vm->rd);
 }

@@ -66,7 +66,12 @@ struct vm {
 	char why[256];           /* a host-side reason for the last failure (channel, fork), or "" */
 	bool libvirt;            /* a libvirt domain (vm_config.libvirt), not a child process */
 	void *lv_conn, *lv_dom;  /* with libvirt: the connection and the running domain, or NULL */
+	char *tcp_host;          /* a remote libvirt's host: channel, console and QMP are TCP ports there; or NULL */
+	int chan_port, con_port, qmp_port;
 };
+
+/* A TCP connection to host:port (CLOEXEC), or -1 with errno. */
+int vm_connect_tcp(const char *host, int port);
 
 /* Is the guest's QEMU (or domain) still there, as far as we know? */
 bool vm_running(const struct vm *vm);

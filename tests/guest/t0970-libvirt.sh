@@ -119,6 +119,24 @@ expect_grep "$T/err" "cannot connect to libvirt" "and says so"
 expect_exit 2 "--connect without --backend libvirt is a usage error" -- "$CRASHLAB" boot --connect "$URI" -- true
 expect_exit 2 "an unknown backend is a usage error" -- "$CRASHLAB" boot --backend xen -- true
 
+# --- a remote libvirt's transport: console, channel and monitor over TCP
+# (the test hook takes it on the local libvirt, over 127.0.0.1)
+export CRASHLAB_TEST_LIBVIRT_TCP=1
+expect_exit 0 "boot with the console and channel over TCP" -- "$CRASHLAB" boot "${LV[@]}" -v -- uname -r
+expect_grep "$T/out" "^[0-9]+\.[0-9]+" "the guest ran the command"
+expect_grep "$T/err" "<channel type='tcp'>" "the channel is a TCP port"
+expect_exit 125 "a panic read on a TCP console exits 125" -- "$CRASHLAB" boot "${LV[@]}" -- sh -c 'echo c > /proc/sysrq-trigger; sleep 60'
+expect_grep "$T/err" "guest kernel panic: Kernel panic - not syncing: sysrq triggered crash" "and says it was a panic"
+"$CRASHLAB" lab --fs ext4 "${LV[@]}" --db "$T/lab-tcp.db" <"$T/lab.in" >"$T/out" 2>"$T/err"
+rc=$?
+if [ "$rc" = 0 ] && grep -q "crash after op 3: run 1, ext4 1 state" "$T/out"; then
+	ok "the lab with its QMP monitor over TCP"
+else
+	not_ok "the lab over TCP: exit $rc"
+	tail -5 "$T/err" "$T/out" | sed 's/^/#   /'
+fi
+unset CRASHLAB_TEST_LIBVIRT_TCP
+
 # --- no domain is left behind (libvirt takes each down after its power cut)
 for _ in $(seq 100); do
 	[ "$(ours)" -le "$before" ] && break
