@@ -238,9 +238,7 @@ out:
 	return r;
 }
 
-/* The host of a remote URI ("qemu+ssh://user@host:22/system": "host"), or
- * NULL for a local one. */
-static char *uri_host(const char *uri)
+char *vm_libvirt_uri_host(const char *uri)
 {
 	const char *p = uri ? strstr(uri, "://") : NULL;
 	if (!p)
@@ -286,7 +284,14 @@ int vm_libvirt_create(struct vm *vm, const struct vm_config *cfg, const char *so
 	virSetErrorFunc(NULL, quiet_errors);
 	*con_in = -1;
 	char *con = xasprintf("%s/console", vm->dir);
-	char *name = xasprintf("crashlab-%ld-%u", (long)getpid(), serial++);
+	/* unique on a host that guests from many machines share */
+	char host[64] = "";
+	gethostname(host, sizeof(host) - 1);
+	host[strcspn(host, ".")] = '\0';
+	for (char *c = host; *c; c++)
+		if (!(*c >= 'a' && *c <= 'z') && !(*c >= 'A' && *c <= 'Z') && !(*c >= '0' && *c <= '9') && *c != '-')
+			*c = '_';
+	char *name = xasprintf("crashlab-%s%s%ld-%u", host, *host ? "-" : "", (long)getpid(), serial++);
 	struct sbuf xml = SBUF_INIT;
 	int r = -1;
 	virConnectPtr conn = NULL;
@@ -306,7 +311,7 @@ int vm_libvirt_create(struct vm *vm, const struct vm_config *cfg, const char *so
 	 * (The tests reach this path on the local libvirt with
 	 * CRASHLAB_TEST_LIBVIRT_TCP=1, over 127.0.0.1.) */
 	char *uri = virConnectGetURI(conn);
-	vm->tcp_host = uri_host(uri);
+	vm->tcp_host = vm_libvirt_uri_host(uri);
 	free(uri);
 	const char *bind = "0.0.0.0";
 	if (!vm->tcp_host && getenv("CRASHLAB_TEST_LIBVIRT_TCP")) {

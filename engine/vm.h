@@ -158,6 +158,9 @@ bool vm_libvirt_gone(struct vm *vm);
 void vm_libvirt_destroy(struct vm *vm);
 /* Drop the handles without touching the domain. */
 void vm_libvirt_release(struct vm *vm);
+/* The host a libvirt URI names ("qemu+ssh://user@host:22/system": "host";
+ * malloc'd), or NULL for this machine (no host, or localhost). */
+char *vm_libvirt_uri_host(const char *uri);
 /* vm_interactive through libvirt. */
 int vm_libvirt_interactive(const struct vm_config *cfg);
 
