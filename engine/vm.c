@@ -503,6 +503,8 @@ started:;
 				/* QEMU closed the socket: it is going away. */
 				close(vm->chan);
 				vm->chan = -1;
+				if (vm->libvirt)
+					vm_libvirt_release(vm); /* see vm_stop */
 				sleep_ms(20);
 				continue;
 			}
@@ -604,6 +606,8 @@ static enum vm_outcome request(struct vm *vm, uint8_t type, uint16_t flags, uint
 			/* Channel closed: QEMU is exiting; give it a moment to be reaped. */
 			close(vm->chan);
 			vm->chan = -1;
+			if (vm->libvirt)
+				vm_libvirt_release(vm); /* see vm_stop */
 			for (int i = 0; i < 200 && !qemu_exited(vm); i++)
 				sleep_ms(10);
 			return exit_outcome(vm, true);
@@ -750,6 +754,19 @@ void vm_stop(struct vm *vm)
 	double t0 = now_s(), deadline = t0 + STOP_TIMEOUT_S * vm->slowdown;
 	while (now_s() < deadline && !intr_pending()) {
 		console_drain(vm);
+		/* A libvirt guest: libvirt takes the domain down once it powered
+		 * off, and asking it the domain's state meanwhile waits until it
+		 * is done with QEMU's process (seconds where the process is reaped
+		 * slowly); the channel closing says QEMU has exited. */
+		if (vm->libvirt && vm->chan >= 0) {
+			struct pollfd p = { vm->chan, POLLIN, 0 };
+			char buf[4096];
+			if (poll(&p, 1, 100) > 0 && read(vm->chan, buf, sizeof(buf)) <= 0) {
+				close(vm->chan);
+				vm->chan = -1;
+				vm_libvirt_release(vm); /* the domain autodestroys, if it is not gone already */
+			}
+		}
 		if (qemu_exited(vm)) {
 			if (msg_verbose())
 				fprintf(stderr, "crashlab: the guest%s shut off %.2f s after the power-off request\n",
