@@ -11,6 +11,8 @@ VERSION := 0.1
 
 # ncursesw: the browser (crashlab browse); libedit: the lab's prompt (crashlab lab).
 PKGS := sqlite3 libarchive libelf libcrypto jansson ncursesw libedit
+# libvirt: guests as libvirt domains (--backend libvirt, engine/vm-libvirt.c).
+PKGS += libvirt
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm -pthread
 
@@ -136,6 +138,7 @@ example: all
 DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-source-6.12 bc \
 	flex bison libelf-dev libssl-dev ccache libsqlite3-dev libarchive-dev libncurses-dev libjansson-dev libedit-dev \
 	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux sqlite3 python3 \
+	libvirt-dev libvirt-daemon-system \
 	chromium clang libclang-rt-14-dev parallel
 
 deps:

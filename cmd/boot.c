@@ -11,7 +11,7 @@
 #include "host/sys.h"
 
 static const char boot_usage[] =
-	"usage: crashlab boot [--accel auto|kvm|tcg] [--disk FILE]... [--timeout S] -- CMD [ARGS...]\n"
+	"usage: crashlab boot [--accel auto|kvm|tcg] [--backend qemu|libvirt] [--disk FILE]... [--timeout S] -- CMD [ARGS...]\n"
 	"\n"
 	"Boot the crashlab guest (the built kernel, or --kernel PATH, with the built\n"
 	"initramfs), run CMD in it with busybox and the mkfs/fsck tools on PATH, stream\n"
@@ -21,15 +21,20 @@ static const char boot_usage[] =
 	"Guest failures have their own exit codes: 124 the guest did not answer in time,\n"
 	"125 the guest kernel panicked, 69 QEMU died or could not start.\n"
 	"\n"
+	"--backend libvirt boots the guest as a transient libvirt domain (--connect URI\n"
+	"picks the libvirt, default its own); the exit codes are the same.\n"
+	"\n"
 	"examples:\n"
 	"  crashlab boot -- uname -a\n"
 	"  crashlab boot --disk base.img -- sh -c 'mount /dev/vda /mnt && ls -l /mnt'\n";
 
 static const char shell_usage[] =
-	"usage: crashlab shell [--accel auto|kvm|tcg] [--disk FILE]...\n"
+	"usage: crashlab shell [--accel auto|kvm|tcg] [--backend qemu|libvirt] [--disk FILE]...\n"
 	"\n"
 	"Boot the guest with a shell on this terminal (the serial console). 'exit'\n"
-	"powers the guest off. Disks appear as /dev/vda, /dev/vdb, ...\n";
+	"powers the guest off. Disks appear as /dev/vda, /dev/vdb, ...\n"
+	"With --backend libvirt the guest is a transient libvirt domain whose serial\n"
+	"console is relayed to this terminal.\n";
 
 static void add_disks(struct vm_config *cfg, const struct strvec *disks)
 {

@@ -24,6 +24,8 @@ struct cmd_ctx {
 	unsigned flags;       /* CMD_*, of the command or the subcommand being parsed */
 	const char *kernel;   /* --kernel PATH, or NULL for the built kernel */
 	const char *accel;    /* --accel auto|kvm|tcg */
+	const char *backend;  /* --backend qemu|libvirt, or NULL (qemu) */
+	const char *connect;  /* --connect URI (libvirt), or NULL */
 	const char *db_path;  /* --db FILE */
 	int verbose, quiet;
 };
@@ -53,6 +55,8 @@ void cmd_name_sub(struct cmd_ctx *ctx, const char *sub);
 /* The guest's kernel, initramfs and accelerator (built or probed when
  * needed), from --kernel and --accel; dies on failure. */
 void cmd_guest(struct cmd_ctx *ctx, struct vm_config *cfg);
+/* The backend of --backend and --connect into cfg (cmd_guest does it); a bad one is a usage error. */
+void cmd_backend(struct cmd_ctx *ctx, struct vm_config *cfg);
 /* A guest that failed: killed, the failure printed (what happened, the last
  * console lines, where the console log is); returns the exit code. */
 int cmd_guest_failed(struct vm *vm, enum vm_outcome o);

@@ -51,7 +51,7 @@ _Noreturn void die(const char *fmt, ...)
 
 int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, const struct opt *opts, const char *usage, int flags)
 {
-	struct opt common[8];
+	struct opt common[10];
 	size_t n = 0;
 	common[n++] = (struct opt){ OPT_COUNT, 'v', "verbose", &ctx->verbose, NULL,
 				    "show full command lines (QEMU, mkfs, make); twice: the guest console too" };
@@ -61,6 +61,12 @@ int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, const struct opt *opts
 					    "use this bzImage instead of the built one" };
 		common[n++] = (struct opt){ OPT_STRING, 0, "accel", &ctx->accel, "auto|kvm|tcg",
 					    "accelerator (auto: KVM when a test boot works, probed once per machine)" };
+		common[n++] = (struct opt){ OPT_STRING, 0, "backend", &ctx->backend, "qemu|libvirt",
+					    "who starts the guests: qemu (default) runs QEMU directly; libvirt makes each "
+					    "guest a transient libvirt domain" };
+		common[n++] = (struct opt){ OPT_STRING, 0, "connect", &ctx->connect, "URI",
+					    "with --backend libvirt: the libvirt connection (default: libvirt's own, "
+					    "qemu:///system for root; qemu+ssh://HOST/system for a remote host)" };
 	}
 	if (ctx->flags & CMD_DB)
 		common[n++] = (struct opt){ OPT_STRING, 0, "db", &ctx->db_path, "FILE",
@@ -85,6 +91,18 @@ void cmd_guest(struct cmd_ctx *ctx, struct vm_config *cfg)
 	struct errbuf e;
 	if (guest_prepare(cfg, ctx->kernel, ctx->accel ? ctx->accel : "auto", &e) < 0)
 		die_err(&e);
+	cmd_backend(ctx, cfg);
+}
+
+void cmd_backend(struct cmd_ctx *ctx, struct vm_config *cfg)
+{
+	const char *b = ctx->backend ? ctx->backend : "qemu";
+	if (strcmp(b, "qemu") && strcmp(b, "libvirt"))
+		usage_error(ctx->name, "unknown backend '%s' (use qemu or libvirt)", b);
+	if (ctx->connect && strcmp(b, "libvirt"))
+		usage_error(ctx->name, "--connect is for --backend libvirt");
+	cfg->libvirt = !strcmp(b, "libvirt");
+	cfg->connect = ctx->connect;
 }
 
 int cmd_guest_failed(struct vm *vm, enum vm_outcome o)

@@ -143,6 +143,7 @@ int kernel_test(const struct kbuild_opts *o, const char *fs_list, struct cmd_ctx
 
 	if (guest_prepare(&cfg, bz, ctx->accel, &e) < 0)
 		die_err(&e);
+	cmd_backend(ctx, &cfg);
 
 	struct sbuf script = SBUF_INIT;
 	guest_script(&script, &fs, size);

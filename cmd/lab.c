@@ -48,6 +48,8 @@ static const char lab_usage[] =
 	"guest and judged, stored as a run in the database, and what each file system\n"
 	"kept is shown side by side in the words of 'crashlab report' and 'compare'.\n"
 	"The session goes on after a crash: the guests keep running.\n"
+	"With --backend libvirt every guest is a transient libvirt domain (--connect\n"
+	"URI: which libvirt); the crash is the domain's vCPUs stopped, as here.\n"
 	"\n"
 	"commands besides ops:\n"
 	"  crash          a power cut now: the state at the last flush that reached the\n"

@@ -65,6 +65,12 @@ static const char run_usage[] =
 	"and records again a file system whose recording had not finished. A second\n"
 	"Ctrl-C stops at once; the run can still be resumed.\n"
 	"\n"
+	"backends: --backend libvirt runs every guest (recording, checker) as a\n"
+	"transient libvirt domain instead of a QEMU started here; --connect URI says\n"
+	"which libvirt (qemu+ssh://HOST/system: another machine, where the kernel,\n"
+	"initramfs, images and write logs must be at the same paths). The results\n"
+	"are the same as with the default --backend qemu.\n"
+	"\n"
 	"batches: several workloads, folders of .wl files (subfolders too, in name\n"
 	"order) or -j make one batch. Every workload is parsed and simulated before\n"
 	"anything runs; each becomes a run of its own (as if run alone: list, show,\n"
@@ -206,6 +212,7 @@ static void resume_prepare(struct cmd_ctx *ctx, struct crashdb *db, struct run_i
 		die_code(EXIT_DATAERR, "run %" PRId64 "'s command line is not a crashlab run: '%s'", id,
 			 run->cmdline ? run->cmdline : "");
 	const char *db_path = ctx->db_path, *kernel = ctx->kernel, *accel = ctx->accel;
+	const char *backend = ctx->backend, *connect = ctx->connect;
 	int verbose = ctx->verbose, quiet = ctx->quiet;
 	char **args = xcalloc(av->n, sizeof(char *));
 	for (size_t i = 1; i < av->n; i++)
@@ -217,6 +224,8 @@ static void resume_prepare(struct cmd_ctx *ctx, struct crashdb *db, struct run_i
 	/* where and how it runs now is this invocation's business */
 	ctx->db_path = db_path;
 	ctx->accel = accel;
+	ctx->backend = backend;
+	ctx->connect = connect;
 	ctx->verbose = verbose;
 	ctx->quiet = quiet;
 	msg_configure(verbose, quiet);

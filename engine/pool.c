@@ -279,7 +279,7 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 		/* record.c killed the guest that failed (the base image failing
 		 * leaves it up, and its disk unused) */
 		record_stop(s);
-		if (f->vm.pid <= 0) {
+		if (!vm_running(&f->vm)) {
 			p->st.guest_failures++;
 			rguest_down(f);
 		}

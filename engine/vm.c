@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netdb.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -102,6 +103,17 @@ bool vm_qemu_has_sandbox(void)
 
 #define QMP_TIMEOUT_S 10.0        /* one QMP command, at KVM speed */
 
+char *vm_kernel_cmdline(const struct vm_config *cfg)
+{
+	return xasprintf("console=ttyS0 panic=-1 oops=panic reboot=t loglevel=4 crashlab.mode=%s%s%s",
+			 cfg->shell ? "shell" : "agent", cfg->append ? " " : "", cfg->append ? cfg->append : "");
+}
+
+bool vm_running(const struct vm *vm)
+{
+	return vm->libvirt ? vm->lv_dom != NULL : vm->pid > 0;
+}
+
 void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 {
 	struct strvec *a = &vm->argv;
@@ -114,8 +126,9 @@ void vm_command(struct vm *vm, const struct vm_config *cfg, const char *sock)
 	strvec_push(a, "-m");
 	strvec_pushf(a, "%d", cfg->mem_mb > 0 ? cfg->mem_mb : 1024);
 	strvec_pushl(a, "-smp", "1", "-kernel", cfg->kernel, "-initrd", cfg->initrd, "-append", NULL);
-	strvec_pushf(a, "console=ttyS0 panic=-1 oops=panic reboot=t loglevel=4 crashlab.mode=%s%s%s",
-		     cfg->shell ? "shell" : "agent", cfg->append ? " " : "", cfg->append ? cfg->append : "");
+	char *cmdline = vm_kernel_cmdline(cfg);
+	strvec_push(a, cmdline);
+	free(cmdline);
 	strvec_pushl(a, "-chardev", "stdio,id=con,signal=off", "-serial", "chardev:con", NULL);
 	if (sock) {
 		strvec_pushl(a, "-device", "virtio-serial-pci", "-chardev", NULL);
@@ -185,6 +198,18 @@ static bool console_drain(struct vm *vm)
 /* Has QEMU exited? Reaps it and drains the console. */
 static bool qemu_exited(struct vm *vm)
 {
+	if (vm->libvirt) {
+		if (!vm_libvirt_gone(vm))
+			return false;
+		/* the console FIFO has no end of file: what it holds now is all */
+		char buf[8192];
+		ssize_t n;
+		while (vm->console >= 0 && ((n = read(vm->console, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)))
+			if (n > 0)
+				console_add(vm, buf, (size_t)n);
+		vm->exit_status = 0;
+		return true;
+	}
 	if (vm->pid <= 0)
 		return true;
 	int st;
@@ -222,6 +247,36 @@ static int connect_sock(const char *path)
 		return -1;
 	}
 	return fd;
+}
+
+int vm_connect_tcp(const char *host, int port)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM }, *res = NULL;
+	char serv[16];
+	snprintf(serv, sizeof(serv), "%d", port);
+	if (getaddrinfo(host, serv, &hints, &res) != 0) {
+		errno = EHOSTUNREACH;
+		return -1;
+	}
+	int fd = -1;
+	for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) < 0) {
+			int saved = errno;
+			close(fd);
+			fd = -1;
+			errno = saved;
+		}
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+/* The guest's channel (or monitor): its unix socket, or its TCP port on a
+ * remote libvirt's host. */
+static int connect_guest(struct vm *vm, const char *path, int port)
+{
+	return vm->tcp_host ? vm_connect_tcp(vm->tcp_host, port) : connect_sock(path);
 }
 
 static void sleep_ms(int ms)
@@ -319,7 +374,7 @@ static int qmp_open(struct vm *vm)
 {
 	char *path = xasprintf("%s/qmp.sock", vm->dir);
 	double deadline = now_s() + QMP_TIMEOUT_S * vm->slowdown;
-	while ((vm->qmp = connect_sock(path)) < 0 && now_s() < deadline)
+	while ((vm->qmp = connect_guest(vm, path, vm->qmp_port)) < 0 && now_s() < deadline)
 		sleep_ms(5);
 	free(path);
 	if (vm->qmp < 0) {
@@ -365,7 +420,7 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	char *sock = xasprintf("%s/chan.sock", vm->dir);
 	char *errlog = xasprintf("%s/qemu.err", vm->dir);
 	vm_command(vm, cfg, sock);
-	if (msg_verbose()) {
+	if (msg_verbose() && !cfg->libvirt) {
 		char *line = strvec_join_quoted(&vm->argv);
 		fprintf(stderr, "crashlab: qemu: %s\n", line);
 		free(line);
@@ -373,6 +428,19 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	int pfd[2] = { -1, -1 };
 	pid_t pid = -1;
 	vm->t_start = now_s();
+	vm->libvirt = cfg->libvirt;
+	if (cfg->libvirt) {
+		int con_in = -1;
+		int r = vm_libvirt_create(vm, cfg, sock, &con_in);
+		if (con_in >= 0)
+			close(con_in); /* QEMU holds its own ends */
+		if (r < 0) {
+			free(sock);
+			free(errlog);
+			return VM_QEMU_FAILED;
+		}
+		goto started;
+	}
 	pid_t parent = getpid();
 	if (pipe2(pfd, O_CLOEXEC) < 0 || (pid = fork()) < 0) {
 		snprintf(vm->why, sizeof(vm->why), "cannot start QEMU: %s", strerror(errno));
@@ -405,7 +473,7 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 	vm->pid = pid;
 	vm->console = pfd[0];
 	fcntl(vm->console, F_SETFL, fcntl(vm->console, F_GETFL) | O_NONBLOCK);
-
+started:;
 	double deadline = vm->t_start + BOOT_TIMEOUT_S * vm->slowdown;
 	enum vm_outcome o = VM_NO_OUTPUT;
 	while (now_s() < deadline) {
@@ -420,7 +488,7 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 		}
 		console_drain(vm);
 		if (vm->chan < 0) {
-			vm->chan = connect_sock(sock);
+			vm->chan = connect_guest(vm, sock, vm->chan_port);
 			if (vm->chan < 0) {
 				sleep_ms(5);
 				continue;
@@ -435,6 +503,8 @@ enum vm_outcome vm_start(struct vm *vm, const struct vm_config *cfg)
 				/* QEMU closed the socket: it is going away. */
 				close(vm->chan);
 				vm->chan = -1;
+				if (vm->libvirt)
+					vm_libvirt_release(vm); /* see vm_stop */
 				sleep_ms(20);
 				continue;
 			}
@@ -536,6 +606,8 @@ static enum vm_outcome request(struct vm *vm, uint8_t type, uint16_t flags, uint
 			/* Channel closed: QEMU is exiting; give it a moment to be reaped. */
 			close(vm->chan);
 			vm->chan = -1;
+			if (vm->libvirt)
+				vm_libvirt_release(vm); /* see vm_stop */
 			for (int i = 0; i < 200 && !qemu_exited(vm); i++)
 				sleep_ms(10);
 			return exit_outcome(vm, true);
@@ -660,6 +732,10 @@ enum vm_outcome vm_run(struct vm *vm, char *const *argv, struct sbuf *out,
 
 void vm_kill(struct vm *vm)
 {
+	if (vm->libvirt) {
+		vm_libvirt_destroy(vm);
+		return;
+	}
 	if (vm->pid > 0) {
 		kill(vm->pid, SIGKILL);
 		int st;
@@ -671,15 +747,32 @@ void vm_kill(struct vm *vm)
 
 void vm_stop(struct vm *vm)
 {
-	if (vm->pid <= 0)
+	if (!vm_running(vm))
 		return;
 	if (vm->chan >= 0)
 		send_frame(vm->chan, PROTO_MSG_SHUTDOWN, 0, 0, NULL, 0);
-	double deadline = now_s() + STOP_TIMEOUT_S * vm->slowdown;
+	double t0 = now_s(), deadline = t0 + STOP_TIMEOUT_S * vm->slowdown;
 	while (now_s() < deadline && !intr_pending()) {
 		console_drain(vm);
-		if (qemu_exited(vm))
+		/* A libvirt guest: libvirt takes the domain down once it powered
+		 * off, and asking it the domain's state meanwhile waits until it
+		 * is done with QEMU's process (seconds where the process is reaped
+		 * slowly); the channel closing says QEMU has exited. */
+		if (vm->libvirt && vm->chan >= 0) {
+			struct pollfd p = { vm->chan, POLLIN, 0 };
+			char buf[4096];
+			if (poll(&p, 1, 100) > 0 && read(vm->chan, buf, sizeof(buf)) <= 0) {
+				close(vm->chan);
+				vm->chan = -1;
+				vm_libvirt_release(vm); /* the domain autodestroys, if it is not gone already */
+			}
+		}
+		if (qemu_exited(vm)) {
+			if (msg_verbose())
+				fprintf(stderr, "crashlab: the guest%s shut off %.2f s after the power-off request\n",
+					vm->libvirt ? " (libvirt domain)" : "", now_s() - t0);
 			return;
+		}
 		sleep_ms(10);
 	}
 	vm_kill(vm);
@@ -702,6 +795,8 @@ void vm_free(struct vm *vm)
 		vm->dir = NULL;
 	}
 	strvec_free(&vm->argv);
+	free(vm->tcp_host);
+	vm->tcp_host = NULL;
 	sbuf_free(&vm->console_log);
 	proto_reader_free(&vm->rd);
 }
@@ -794,7 +889,8 @@ int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e)
 		free(logdir);
 	}
 	if (!msg_verbose())
-		sbuf_adds(&msg, "\nrerun with --verbose to see the QEMU command line");
+		sbuf_adds(&msg, vm->libvirt ? "\nrerun with --verbose to see the libvirt domain XML"
+					     : "\nrerun with --verbose to see the QEMU command line");
 	errbuf_set(e, vm_outcome_exit(o), "%s", msg.buf);
 	sbuf_free(&msg);
 	sbuf_free(&qerr);
@@ -803,6 +899,8 @@ int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e)
 
 int vm_interactive(const struct vm_config *cfg)
 {
+	if (cfg->libvirt)
+		return vm_libvirt_interactive(cfg);
 	struct vm vm;
 	memset(&vm, 0, sizeof(vm));
 	vm_command(&vm, cfg, NULL);

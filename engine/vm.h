@@ -43,6 +43,8 @@ struct vm_config {
 	int mem_mb;
 	bool shell;              /* console on the user's terminal, shell mode */
 	bool qmp;                /* a QMP monitor socket too (vm_qmp), for a guest that lives (engine/pool.c) */
+	bool libvirt;            /* a transient libvirt domain instead of a QEMU we start (engine/vm-libvirt.c) */
+	const char *connect;     /* with libvirt: the connection URI, or NULL for libvirt's default */
 };
 
 struct vm {
@@ -62,7 +64,17 @@ struct vm {
 	int exit_status;         /* QEMU's wait status once reaped, else -1 */
 	uint32_t next_seq;
 	char why[256];           /* a host-side reason for the last failure (channel, fork), or "" */
+	bool libvirt;            /* a libvirt domain (vm_config.libvirt), not a child process */
+	void *lv_conn, *lv_dom;  /* with libvirt: the connection and the running domain, or NULL */
+	char *tcp_host;          /* a remote libvirt's host: channel, console and QMP are TCP ports there; or NULL */
+	int chan_port, con_port, qmp_port;
 };
+
+/* A TCP connection to host:port (CLOEXEC), or -1 with errno. */
+int vm_connect_tcp(const char *host, int port);
+
+/* Is the guest's QEMU (or domain) still there, as far as we know? */
+bool vm_running(const struct vm *vm);
 
 /* Resolve --accel auto|kvm|tcg into "kvm" or "tcg", probing KVM with a real
  * short boot when needed; the answer is cached per machine. */
@@ -131,6 +143,26 @@ int vm_failure(struct vm *vm, enum vm_outcome o, struct errbuf *e);
 /* A throw-away qcow2 overlay over a raw base image (qemu-img), so a guest
  * can write while the cached base stays pristine. 0, or -1 with err set. */
 int vm_overlay_create(const char *base, const char *overlay, struct errbuf *e);
+
+/* The guest kernel's command line for cfg (malloc'd). */
+char *vm_kernel_cmdline(const struct vm_config *cfg);
+
+/* The libvirt backend (engine/vm-libvirt.c), for vm.c. Create and start the
+ * transient domain equivalent to vm_command's command line, its console the
+ * FIFOs vm->dir/console.{in,out} (vm->console reads, *con_in writes) and
+ * its channel bound to sock (NULL: none); 0, or -1 with vm->why. */
+int vm_libvirt_create(struct vm *vm, const struct vm_config *cfg, const char *sock, int *con_in);
+/* Has the domain shut off (or vanished)? Releases it when so. */
+bool vm_libvirt_gone(struct vm *vm);
+/* Destroy the domain (the power cut) and release it. */
+void vm_libvirt_destroy(struct vm *vm);
+/* Drop the handles without touching the domain. */
+void vm_libvirt_release(struct vm *vm);
+/* The host a libvirt URI names ("qemu+ssh://user@host:22/system": "host";
+ * malloc'd), or NULL for this machine (no host, or localhost). */
+char *vm_libvirt_uri_host(const char *uri);
+/* vm_interactive through libvirt. */
+int vm_libvirt_interactive(const struct vm_config *cfg);
 
 /* Is -sandbox supported by this QEMU? (cached) */
 bool vm_qemu_has_sandbox(void);
