@@ -122,6 +122,7 @@ fuzz: fuzz-build
 # Host-only tests first, then guest tests; ends with "N passed, N failed, N skipped".
 check: all unit fuzz-build
 	@./crashlab kernel build >/dev/null && ./crashlab image build >/dev/null
+	@nice -n 10 ./crashlab kernel build --source 6.1 >/dev/null
 	@tests/run
 
 # Only the host-only tests: no kernel build, no guest (about a minute).
@@ -137,6 +138,7 @@ DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-so
 	flex bison libelf-dev libssl-dev ccache libsqlite3-dev libarchive-dev libncurses-dev libjansson-dev libedit-dev \
 	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux sqlite3 python3 \
 	chromium clang libclang-rt-14-dev
+DEB_PKGS += linux-source-6.1
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \
