@@ -185,7 +185,7 @@ static int source_id(const struct kb_inputs *in, struct sbuf *id, struct errbuf 
 		int err = errno;
 		if (in->packaged && err == ENOENT)
 			return errbuf_set(e, EXIT_NOINPUT, "kernel source '%s' is missing; install it with 'apt-get "
-				       "install %s' (or 'make deps'), or pass --source TARBALL", in->source,
+				       "install %s' (or 'make deps'), or name another source (a tarball or tree)", in->source,
 				       in->pkg);
 		if (err == ENOENT)
 			return errbuf_set(e, EXIT_NOINPUT, "kernel source '%s' does not exist; give --source X.Y (Debian's "

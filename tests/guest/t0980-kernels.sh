@@ -31,7 +31,7 @@ expect_exit 0 "kernel path --source /usr/src/linux-source-6.1.tar.xz" -- \
 if [ "$(cat "$T/out")" = "$k61" ]; then ok "the packaged tarball's path and its name are one build"; else not_ok "by path: '$(cat "$T/out")'"; fi
 expect_exit 66 "a source whose package is not installed" -- "$CRASHLAB" kernel build --source 9.99
 expect_grep "$T/err" "apt-get install linux-source-9.99" "says which package to install"
-expect_exit 64 "--kernel and --kernel-source together" -- \
+expect_exit 2 "--kernel and --kernel-source together" -- \
 	"$CRASHLAB" run tutorials/seed/seed.wl --fs ext4 --kernel "$k61" --kernel-source 6.1 --db "$db"
 key61=$(basename "$(dirname "$k61")")
 key612=$(basename "$(dirname "$k612")")
