@@ -473,11 +473,14 @@ static void kernels_text(FILE *f, const struct cmp_read *R, bool md)
 	fprintf(f, md ? "Kernels (%s):\n\n" : "Kernels (%s):\n", same ? "the same in every run" : "they differ");
 	for (size_t i = 0; i < R->nruns; i++) {
 		const struct run_info *r = &R->runs[i];
-		char v[64];
-		const char *key = r->kernel_key && *r->kernel_key ? r->kernel_key : "?";
-		fprintf(f, md ? "- run %" PRId64 ": Linux %s (build %.16s)%s%s\n" : "  run %" PRId64 ": Linux %s (build %.16s)%s%s\n",
-			r->id, kernel_short(r, v, sizeof(v)), key, r->workload_file ? ", workload " : "",
-			r->workload_file ? r->workload_file : "");
+		char v[64], what[160];
+		if (r->kernel_version && *r->kernel_version)
+			snprintf(what, sizeof(what), "Linux %s (build %.16s)", kernel_short(r, v, sizeof(v)),
+				 r->kernel_key && *r->kernel_key ? r->kernel_key : "?");
+		else
+			snprintf(what, sizeof(what), "kernel not recorded");
+		fprintf(f, "%s run %" PRId64 ": %s%s%s\n", md ? "-" : " ", r->id, what,
+			r->workload_file ? ", workload " : "", r->workload_file ? r->workload_file : "");
 	}
 	fputc('\n', f);
 }
