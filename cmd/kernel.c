@@ -116,6 +116,10 @@ int cmd_kernel(int argc, char **argv, struct cmd_ctx *ctx)
 		char *bz = ctx->kernel ? kernel_ensure(ctx->kernel, &e) : kbuild_cached(&o, NULL);
 		if (!bz && ctx->kernel)
 			die_err(&e);
+		const char *src = o.source ? o.source : ctx->kernel_source;
+		if (!bz && src)
+			die_code(EXIT_NOINPUT, "kernel of source '%s' not built; run 'crashlab kernel build --source %s'", src,
+				  src);
 		if (!bz)
 			die_code(EXIT_NOINPUT, "kernel not built; run 'crashlab kernel build'");
 		printf("%s\n", bz);
