@@ -118,3 +118,32 @@ esac
 expect_exit 0 "compare the barrier workload across the kernels" -- "$CRASHLAB" compare "$r" "$r2" --db "$db"
 expect_grep "$T/out" "^Kernels \(they differ\)" "compare says the kernels differ"
 expect_db_ok "$db" "the database is sound"
+
+# --- a source tree, copied into its own cache entry (a stand-in tree whose
+# Makefile fakes the kernel's targets, in a cache of its own)
+F="$T/tree"
+mkdir -p "$F"
+head -c 4096 /dev/zero >"$F/fake.bzImage"
+printf '\x55\xaa' | dd of="$F/fake.bzImage" bs=1 seek=$((0x1fe)) conv=notrunc status=none
+printf 'HdrS\x0f\x02' | dd of="$F/fake.bzImage" bs=1 seek=$((0x202)) conv=notrunc status=none
+{
+	printf 'allnoconfig:\n\t@cp $(KCONFIG_ALLCONFIG) .config\n'
+	printf 'olddefconfig:\n\t@true\n'
+	printf 'bzImage:\n\t@echo "  CC      init/main.o"\n'
+	printf '\t@mkdir -p arch/x86/boot && cp fake.bzImage arch/x86/boot/bzImage\n'
+} >"$F/Makefile"
+printf 'CONFIG_FAKE=y\n' >"$T/fake.config"
+tb() { XDG_CACHE_HOME="$T/cache" "$CRASHLAB" kernel "$1" --source "$F" --config "$T/fake.config" "${@:2}"; }
+expect_exit 76 "a tree with the default series: the barrier series does not apply" -- tb build --quiet
+expect_grep "$T/err" "patch '.*0001-.*' from '.*series' does not apply" "the message names the patch"
+expect_exit 0 "a tree with --no-patches builds" -- tb build --quiet --no-patches
+tbz=$(cat "$T/out")
+case "$tbz" in
+"$T/cache/crashlab/kernel/"*/bzImage) ok "it is built into an entry of its own" ;;
+*) not_ok "the tree's bzImage is '$tbz'" ;;
+esac
+if [ ! -e "$F/.config" ] && [ ! -e "$F/arch" ]; then ok "the tree itself is not written"; else not_ok "the build wrote into the tree"; fi
+expect_exit 0 "kernel path of the same tree" -- tb path --no-patches
+if [ "$(cat "$T/out")" = "$tbz" ]; then ok "the same tree is the same entry"; else not_ok "path: '$(cat "$T/out")'"; fi
+touch -d '2001-01-01' "$F/Makefile"
+expect_exit 66 "after the tree's Makefile changed, it is another build" -- tb path --no-patches
