@@ -124,6 +124,7 @@ fuzz: fuzz-build
 # Host-only tests first, then guest tests; ends with "N passed, N failed, N skipped".
 check: all unit fuzz-build
 	@./crashlab kernel build >/dev/null && ./crashlab image build >/dev/null
+	@nice -n 10 ./crashlab kernel build --source 6.1 >/dev/null
 	@tests/run
 
 # Only the host-only tests: no kernel build, no guest (about a minute).
@@ -140,6 +141,7 @@ DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-so
 	xfsprogs btrfs-progs f2fs-tools e2fsprogs busybox-static dmsetup cpio tmux sqlite3 python3 \
 	libvirt-dev libvirt-daemon-system \
 	chromium clang libclang-rt-14-dev parallel
+DEB_PKGS += linux-source-6.1
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

@@ -13,7 +13,7 @@
 
 /* What a command needs; main.c and cmd_parse() provide it. */
 enum {
-	CMD_GUEST = 1 << 0,   /* boots guests: takes --kernel PATH and --accel (cmd_guest prepares them) */
+	CMD_GUEST = 1 << 0,   /* boots guests: takes --kernel PATH, --kernel-source and --accel (cmd_guest prepares them) */
 	CMD_DB = 1 << 1,      /* uses a database: takes --db FILE (cmd_db_open / cmd_db_existing) */
 	CMD_STDOUT = 1 << 2,  /* prints results: main checks that stdout took all of it */
 };
@@ -23,6 +23,7 @@ struct cmd_ctx {
 	const char *name;     /* "crashlab run": how messages name the command */
 	unsigned flags;       /* CMD_*, of the command or the subcommand being parsed */
 	const char *kernel;   /* --kernel PATH, or NULL for the built kernel */
+	const char *kernel_source; /* --kernel-source X.Y|PATH: the built kernel of that source */
 	const char *accel;    /* --accel auto|kvm|tcg */
 	const char *backend;  /* --backend qemu|libvirt, or NULL (qemu) */
 	const char *connect;  /* --connect URI (libvirt), or NULL */

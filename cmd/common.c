@@ -51,7 +51,7 @@ _Noreturn void die(const char *fmt, ...)
 
 int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, const struct opt *opts, const char *usage, int flags)
 {
-	struct opt common[10];
+	struct opt common[11];
 	size_t n = 0;
 	common[n++] = (struct opt){ OPT_COUNT, 'v', "verbose", &ctx->verbose, NULL,
 				    "show full command lines (QEMU, mkfs, make); twice: the guest console too" };
@@ -59,6 +59,9 @@ int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, const struct opt *opts
 	if (ctx->flags & CMD_GUEST) {
 		common[n++] = (struct opt){ OPT_STRING, 0, "kernel", &ctx->kernel, "PATH",
 					    "use this bzImage instead of the built one" };
+		common[n++] = (struct opt){ OPT_STRING, 0, "kernel-source", &ctx->kernel_source, "X.Y|PATH",
+					    "use the kernel built from this source: 6.12 (default), 6.1, or a "
+					    "tarball or tree (crashlab kernel build --source)" };
 		common[n++] = (struct opt){ OPT_STRING, 0, "accel", &ctx->accel, "auto|kvm|tcg",
 					    "accelerator (auto: KVM when a test boot works, probed once per machine)" };
 		common[n++] = (struct opt){ OPT_STRING, 0, "backend", &ctx->backend, "qemu|libvirt",
@@ -76,6 +79,13 @@ int cmd_parse(struct cmd_ctx *ctx, int argc, char **argv, const struct opt *opts
 	argv[0] = (char *)ctx->name;
 	int r = opt_parse(argc, argv, opts, common, usage, flags);
 	msg_configure(ctx->verbose, ctx->quiet);
+	if (ctx->kernel_source) {
+		if (ctx->kernel)
+			usage_error(ctx->name, "--kernel and --kernel-source both name the kernel; give one");
+		if (!*ctx->kernel_source)
+			usage_error(ctx->name, "--kernel-source wants X.Y (6.12, 6.1) or the path of a tarball or tree");
+		kbuild_select(ctx->kernel_source);
+	}
 	return r;
 }
 

@@ -37,7 +37,9 @@ static const char compare_usage[] =
 	"own, under its mount options: ext4, xfs, btrfs, f2fs-posix or f2fs-strict).\n"
 	"RUN is a run id, 'last' or 'last~N' (the Nth run before the last); give two\n"
 	"runs to compare kernels, mount options, or a workload with and without a\n"
-	"barrier ('crashlab compare last~1 last': the last two runs).\n"
+	"barrier ('crashlab compare last~1 last': the last two runs). With several\n"
+	"runs the view starts with the kernel each one ran on (its version and\n"
+	"build key; 'run --kernel-source 6.1' picks another kernel).\n"
 	"\n"
 	"examples:\n"
 	"  crashlab compare last\n"
@@ -445,6 +447,58 @@ static int read_runs(struct crashdb *db, const int64_t *ids, size_t n, const str
 	return 0;
 }
 
+/* "6.12.58" of "6.12.58 (crashlab@crashlab) #1 ...", into buf. */
+static const char *kernel_short(const struct run_info *r, char *buf, size_t len)
+{
+	const char *v = r->kernel_version && *r->kernel_version ? r->kernel_version : "?";
+	snprintf(buf, len, "%.*s", (int)strcspn(v, " "), v);
+	return buf;
+}
+
+static bool same_kernel(const struct run_info *a, const struct run_info *b)
+{
+	const char *ka = a->kernel_key ? a->kernel_key : "", *kb = b->kernel_key ? b->kernel_key : "";
+	const char *va = a->kernel_version ? a->kernel_version : "", *vb = b->kernel_version ? b->kernel_version : "";
+	return !strcmp(ka, kb) && !strcmp(va, vb);
+}
+
+/* Which kernel each run used, when several runs are compared. */
+static void kernels_text(FILE *f, const struct cmp_read *R, bool md)
+{
+	if (R->nruns < 2)
+		return;
+	bool same = true;
+	for (size_t i = 1; i < R->nruns; i++)
+		same = same && same_kernel(&R->runs[0], &R->runs[i]);
+	fprintf(f, md ? "Kernels (%s):\n\n" : "Kernels (%s):\n", same ? "the same in every run" : "they differ");
+	for (size_t i = 0; i < R->nruns; i++) {
+		const struct run_info *r = &R->runs[i];
+		char v[64], what[160];
+		if (r->kernel_version && *r->kernel_version)
+			snprintf(what, sizeof(what), "Linux %s (build %.16s)", kernel_short(r, v, sizeof(v)),
+				 r->kernel_key && *r->kernel_key ? r->kernel_key : "?");
+		else
+			snprintf(what, sizeof(what), "kernel not recorded");
+		fprintf(f, "%s run %" PRId64 ": %s%s%s\n", md ? "-" : " ", r->id, what,
+			r->workload_file ? ", workload " : "", r->workload_file ? r->workload_file : "");
+	}
+	fputc('\n', f);
+}
+
+static json_t *kernels_json(const struct cmp_read *R)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; i < R->nruns; i++) {
+		const struct run_info *r = &R->runs[i];
+		json_t *o = json_object();
+		jset(o, "run", json_integer(r->id));
+		jset(o, "kernel_version", render_json_str(r->kernel_version));
+		jset(o, "kernel_key", render_json_str(r->kernel_key));
+		json_array_append_new(a, o);
+	}
+	return a;
+}
+
 static bool use_color(FILE *f)
 {
 	const char *t = getenv("TERM");
@@ -463,12 +517,16 @@ int cmp_show(struct crashdb *db, const int64_t *ids, size_t n, const struct strv
 	cmp_build(&v, R.src, R.nsrc, model);
 	if (!strcmp(format, "json")) {
 		json_t *doc = cmp_json(&v);
+		jset(doc, "runs", kernels_json(&R));
 		render_json_print(doc);
 		json_decref(doc);
-	} else if (!strcmp(format, "markdown"))
+	} else if (!strcmp(format, "markdown")) {
+		kernels_text(stdout, &R, true);
 		cmp_print_markdown(stdout, &v);
-	else
+	} else {
+		kernels_text(stdout, &R, false);
 		cmp_print_text(stdout, &v, use_color(stdout));
+	}
 	cmp_free(&v);
 	read_free(&R);
 	return 0;

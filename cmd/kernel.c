@@ -9,12 +9,17 @@
 int kernel_test(const struct kbuild_opts *o, const char *fs_list, struct cmd_ctx *ctx);
 
 static const char usage[] =
-	"usage: crashlab kernel build [--source TARBALL] [--patches DIR] [--config FILE] [-j N]\n"
-	"   or: crashlab kernel path [--kernel PATH]\n"
+	"usage: crashlab kernel build [--source X.Y|PATH] [--patches DIR] [--no-patches] [--config FILE] [-j N]\n"
+	"   or: crashlab kernel path [--source X.Y|PATH] [--kernel PATH]\n"
 	"   or: crashlab kernel test [--patches DIR] [--fs LIST] [--kernel PATH]\n"
 	"\n"
 	"The guest kernel is Debian's linux-source-6.12 with the patches listed in\n"
 	"kernel/series applied and the options of kernel/crashlab.config set.\n"
+	"Other kernels build beside it: --source 6.1 is Debian's linux-source-6.1\n"
+	"(apt-get install linux-source-6.1) with kernel/series-6.1 (no patches: the\n"
+	"barrier series does not apply there), --source PATH a tarball or a tree\n"
+	"with kernel/series (--no-patches: none). 'crashlab run --kernel-source 6.1'\n"
+	"then runs on it.\n"
 	"\n"
 	"subcommands:\n"
 	"  build   extract the source, apply the series, configure (every option of the\n"
@@ -38,14 +43,24 @@ static const char usage[] =
 	"apply, 78 a config option was dropped or a build tool is missing\n";
 
 static const char build_usage[] =
-	"usage: crashlab kernel build [--source TARBALL] [--patches DIR] [--config FILE] [-j N]\n"
+	"usage: crashlab kernel build [--source X.Y|PATH] [--patches DIR] [--no-patches] [--config FILE] [-j N]\n"
 	"\n"
 	"Extract the source, apply kernel/series, configure (every option of the\n"
 	"fragment must survive) and build bzImage, then print its path; returns at\n"
-	"once when the same inputs were built before.\n";
+	"once when the same inputs were built before.\n"
+	"\n"
+	"--source X.Y builds Debian's linux-source-X.Y (/usr/src/linux-source-X.Y.tar.xz)\n"
+	"with kernel/series-X.Y when that file exists, else kernel/series: 6.12 is\n"
+	"the default, 6.1 has kernel/series-6.1 (empty). --source PATH builds a\n"
+	"tarball, or a copy of a kernel tree (named by its path, git commit and\n"
+	"state, and its Makefile). Each source has its own cache entry.\n"
+	"\n"
+	"examples:\n"
+	"  crashlab kernel build --source 6.1\n"
+	"  crashlab kernel build --source ~/linux --no-patches -j 4\n";
 
 static const char path_usage[] =
-	"usage: crashlab kernel path [--source TARBALL] [--patches DIR] [--config FILE] [--kernel PATH]\n"
+	"usage: crashlab kernel path [--source X.Y|PATH] [--patches DIR] [--no-patches] [--config FILE] [--kernel PATH]\n"
 	"\n"
 	"Print the path of the bzImage built from these inputs (the defaults: Debian's\n"
 	"source, kernel/series, kernel/crashlab.config) without building, or check and\n"
@@ -65,8 +80,10 @@ int cmd_kernel(int argc, char **argv, struct cmd_ctx *ctx)
 	const char *fs = NULL;
 	const struct opt none[] = { { OPT_END, 0, NULL, NULL, NULL, NULL } };
 	const struct opt source_opts[] = {
-		{ OPT_STRING, 0, "source", &o.source, "TARBALL", "kernel source tarball (" KBUILD_SOURCE ")" },
+		{ OPT_STRING, 0, "source", &o.source, "X.Y|PATH",
+		  "6.12 (default), 6.1 (Debian's linux-source-X.Y), or a tarball or tree" },
 		{ OPT_STRING, 0, "patches", &o.patches, "DIR", "directory with 'series' and patches (kernel/)" },
+		{ OPT_BOOL, 0, "no-patches", &o.no_patches, NULL, "build the source as it is, without a series" },
 		{ OPT_STRING, 0, "config", &o.config, "FILE", "config fragment (kernel/crashlab.config)" },
 		{ OPT_INT, 'j', "jobs", &o.jobs, "N", "parallel make jobs (online CPUs)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
@@ -99,6 +116,10 @@ int cmd_kernel(int argc, char **argv, struct cmd_ctx *ctx)
 		char *bz = ctx->kernel ? kernel_ensure(ctx->kernel, &e) : kbuild_cached(&o, NULL);
 		if (!bz && ctx->kernel)
 			die_err(&e);
+		const char *src = o.source ? o.source : ctx->kernel_source;
+		if (!bz && src)
+			die_code(EXIT_NOINPUT, "kernel of source '%s' not built; run 'crashlab kernel build --source %s'", src,
+				  src);
 		if (!bz)
 			die_code(EXIT_NOINPUT, "kernel not built; run 'crashlab kernel build'");
 		printf("%s\n", bz);

@@ -437,7 +437,7 @@ static void render_text(const struct fsview *fv, size_t nfs, const struct run_in
 			printf(md ? ". Only the states listed were checked.\n\n" : "; only the states below were checked\n");
 		}
 		if (f->f.sim_notes) {
-			printf(md ? "Simulator notes: " : "   simulator: ");
+			printf(md ? "Notes: " : "   notes: ");
 			render_lines(stdout, f->f.sim_notes, strlen(f->f.sim_notes));
 			printf(md ? "\n\n" : "\n");
 		}

@@ -239,7 +239,8 @@ static void resume_prepare(struct cmd_ctx *ctx, struct crashdb *db, struct run_i
 	char *key = cmd_kernel_key(ctx->kernel);
 	if (run->kernel_key && *run->kernel_key && strcmp(key, run->kernel_key))
 		die_code(EXIT_USAGE, "run %" PRId64 " used another kernel (%s); this crashlab's is %s: resume it with the "
-			 "crashlab and kernel series it was started with, or give its kernel with --kernel",
+			 "crashlab and kernel series it was started with, or give its kernel with --kernel "
+			 "(or --kernel-source)",
 			 id, run->kernel_key, key);
 	free(key);
 	if (!run->workdir)

@@ -36,8 +36,12 @@ static int judge_fsrun(struct crashdb *db, struct fsrun *f, int force, size_t *j
 		struct errbuf me;
 		if (!f->models || models_select(f->models, f->fs, f->mount_opts, &f->ops, &set, &me) < 0)
 			models_select(NULL, f->fs, f->mount_opts, &f->ops, &set, &me);
+		char na_why[256];
+		set &= ~models_inapplicable(&f->ops, f->res, set, na_why, sizeof(na_why));
 		char *names = models_join(set);
-		r = db_write_fsrun_models(db, f->id, names, jr.notes, e);
+		char *notes = models_notes(jr.notes, na_why[0] ? na_why : NULL);
+		r = db_write_fsrun_models(db, f->id, names, notes, e);
+		free(notes);
 		free(names);
 	}
 	for (size_t i = 0; i < n && r == 0; i++) {

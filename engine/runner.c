@@ -698,13 +698,17 @@ int runner_fs(const struct run_params *p, const struct fs_params *f, const struc
 	struct errbuf me;
 	if (models_select(p->models, f->fs, f->mount_opts, &fr->ops, &sum->models, &me) < 0)
 		sum->models = 0;
+	char na_why[256];
+	unsigned na = models_inapplicable(&fr->ops, fr->res, sum->models, na_why, sizeof(na_why));
+	sum->models &= ~na;
 	fr->models = models_join(sum->models);
 	if (!L.jr.ok)
 		warning("%s: the judge cannot simulate the workload: %s", f->fs, L.jr.err.msg);
-	if (L.jr.notes) {
+	if (L.jr.notes)
 		warning("%s: the simulator and the guest disagree: %s", f->fs, L.jr.notes);
-		fr->sim_notes = xstrdup(L.jr.notes);
-	}
+	if (na)
+		note("%s: %s", f->fs, na_why);
+	fr->sim_notes = models_notes(L.jr.notes, na ? na_why : NULL);
 
 	rc = read_log(&L, &states, &nstates);
 	if (rc)

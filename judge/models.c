@@ -11,6 +11,7 @@
 #include "judge/models.h"
 #include "judge/models-priv.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -96,6 +97,50 @@ int model_of_mount(const char *fs, const char *mount_opts)
 	if (own == MODEL_F2FS_POSIX && mount_opt(mount_opts, "fsync_mode", v, sizeof(v)) && !strcmp(v, "strict"))
 		own = MODEL_F2FS_STRICT;
 	return own;
+}
+
+static bool is_barrier_op(const struct wl_op *op)
+{
+	return op->kind == WL_FBARRIER || op->kind == WL_FDATABARRIER ||
+	       (op->kind == WL_RENAME && op->flags == WL_RENAME_BARRIER);
+}
+
+unsigned models_inapplicable(const struct wl_workload *w, const struct op_result *res, unsigned set, char *why,
+			     size_t n)
+{
+	if (n)
+		why[0] = '\0';
+	if (!w || !res || !(set & (1u << MODEL_BARRIER)))
+		return 0;
+	const struct wl_op *first = NULL;
+	int first_err = 0;
+	for (size_t i = 0; i < w->n; i++) {
+		const struct wl_op *op = &w->ops[i];
+		if (!is_barrier_op(op))
+			continue;
+		int lack = op->kind == WL_RENAME ? EINVAL : ENOSYS;
+		if (res[i].ret >= 0 || res[i].err != lack)
+			return 0;   /* the kernel has the call (or it failed for another reason) */
+		if (!first) {
+			first = op;
+			first_err = lack;
+		}
+	}
+	if (!first)
+		return 0;
+	if (n)
+		snprintf(why, n, "model barrier: not applicable, the kernel has no barrier calls (op %d, line %d, "
+			 "failed with %s)", first->id, first->line, first_err == ENOSYS ? "ENOSYS" : "EINVAL");
+	return 1u << MODEL_BARRIER;
+}
+
+char *models_notes(const char *sim_notes, const char *inapplicable)
+{
+	if (!sim_notes && !inapplicable)
+		return NULL;
+	if (!sim_notes || !inapplicable)
+		return xstrdup(sim_notes ? sim_notes : inapplicable);
+	return xasprintf("%s\n%s", sim_notes, inapplicable);
 }
 
 int models_select(const char *list, const char *fs, const char *mount_opts, const struct wl_workload *w,

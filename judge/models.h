@@ -45,6 +45,18 @@ int models_select(const char *list, const char *fs, const char *mount_opts, cons
 /* The file system's own model under its mount options: f2fs with
  * fsync_mode=strict is judged by f2fs-strict; -1 for an unknown fs. */
 int model_of_mount(const char *fs, const char *mount_opts);
+/*
+ * The models of set the guest's kernel made not applicable: barrier when the
+ * workload calls fbarrier, fdatabarrier or rename ... barrier and every one
+ * of those calls failed as on a kernel without the calls (ENOSYS, EINVAL for
+ * the rename flag; docs/guarantees.md). why (n bytes) gets one line saying
+ * so, naming the first such op. A bit set (bit i = model i), 0 when none.
+ */
+unsigned models_inapplicable(const struct wl_workload *w, const struct op_result *res, unsigned set, char *why,
+			     size_t n);
+/* The simulator's notes and a models_inapplicable line joined, one per
+ * line (malloc'd), or NULL when both are NULL. */
+char *models_notes(const char *sim_notes, const char *inapplicable);
 /* "posix,ext4" for a bit set of models (malloc'd). */
 char *models_join(unsigned set);
 

@@ -33,16 +33,91 @@ static char *absolute(const char *path)
 	return r ? r : xstrdup(path);
 }
 
+static const char *selected_source;
+
+void kbuild_select(const char *source)
+{
+	selected_source = source;
+}
+
+const char *kbuild_selected(void)
+{
+	return selected_source ? selected_source : KBUILD_SOURCE_NAME;
+}
+
+bool kbuild_source_is_name(const char *s)
+{
+	size_t a = strspn(s, "0123456789");
+	if (a == 0 || a > 4 || s[a] != '.')
+		return false;
+	size_t b = strspn(s + a + 1, "0123456789");
+	return b > 0 && b <= 4 && s[a + 1 + b] == '\0';
+}
+
+/* The X.Y of a packaged tarball path (/usr/src/linux-source-X.Y.tar.xz), or NULL. malloc'd. */
+static char *packaged_name(const char *path)
+{
+	const char *pre = "/usr/src/linux-source-", *suf = ".tar.xz";
+	size_t pl = strlen(pre), sl = strlen(suf), n = strlen(path);
+	if (n <= pl + sl || strncmp(path, pre, pl) || strcmp(path + n - sl, suf))
+		return NULL;
+	char *name = xasprintf("%.*s", (int)(n - pl - sl), path + pl);
+	if (!kbuild_source_is_name(name)) {
+		free(name);
+		return NULL;
+	}
+	return name;
+}
+
+char *kbuild_series_path(const struct kbuild_opts *o)
+{
+	if (o && o->no_patches)
+		return NULL;
+	char *dir = o && o->patches ? absolute(o->patches) : xasprintf("%s/kernel", project_root());
+	const char *src = o && o->source ? o->source : kbuild_selected();
+	char *name = kbuild_source_is_name(src) ? xstrdup(src) : packaged_name(src);
+	char *path = NULL;
+	if (name && strcmp(name, KBUILD_SOURCE_NAME)) {
+		path = xasprintf("%s/series-%s", dir, name);
+		if (!file_exists(path)) {
+			free(path);
+			path = NULL;
+		}
+	}
+	if (!path)
+		path = xasprintf("%s/series", dir);
+	free(name);
+	free(dir);
+	return path;
+}
+
 void kb_inputs_resolve(const struct kbuild_opts *o, struct kb_inputs *in)
 {
-	const char *src = o && o->source ? o->source : KBUILD_SOURCE;
-	in->source = absolute(src);
-	in->packaged = !strcmp(src, KBUILD_SOURCE) || !strcmp(in->source, KBUILD_SOURCE);
+	const char *src = o && o->source ? o->source : selected_source ? selected_source : KBUILD_SOURCE;
+	char *name = NULL;
+	memset(in, 0, sizeof(*in));
+	if (kbuild_source_is_name(src)) {
+		in->source = xasprintf(KBUILD_PKG_TARBALL, src);
+		name = xstrdup(src);
+	} else {
+		in->source = absolute(src);
+		name = packaged_name(in->source);
+	}
+	if (name) {
+		in->packaged = true;
+		in->pkg = xasprintf("linux-source-%s", name);
+	}
+	free(name);
+	in->tree = is_dir(in->source);
 	if (o && o->patches)
 		in->patches = absolute(o->patches);
 	else
 		in->patches = xasprintf("%s/kernel", project_root());
-	in->series = xasprintf("%s/series", in->patches);
+	struct kbuild_opts so = { 0 };
+	if (o)
+		so = *o;
+	so.source = src;
+	in->series = kbuild_series_path(&so);
 	if (o && o->config)
 		in->config = absolute(o->config);
 	else
@@ -55,6 +130,7 @@ void kb_inputs_resolve(const struct kbuild_opts *o, struct kb_inputs *in)
 void kb_inputs_free(struct kb_inputs *in)
 {
 	free(in->source);
+	free(in->pkg);
 	free(in->patches);
 	free(in->series);
 	free(in->config);
@@ -71,6 +147,36 @@ static void hash_blob(struct hasher *h, const char *label, const void *data, siz
 	hasher_add(h, data, n);
 }
 
+/* A tree is named by its path, its git commit and state when it is a git
+ * checkout, and the size and mtime of its top Makefile. */
+static void tree_id(const struct kb_inputs *in, struct sbuf *id)
+{
+	sbuf_addf(id, "tree %s", in->source);
+	const char *const git[][6] = {
+		{ "git", "-C", in->source, "rev-parse", "HEAD", NULL },
+		{ "git", "-C", in->source, "status", "--porcelain", NULL },
+	};
+	int v = msg_verbose(), q = msg_quiet();
+	msg_configure(0, q);
+	for (size_t i = 0; i < 2; i++) {
+		struct strvec argv = STRVEC_INIT;
+		struct sbuf out = SBUF_INIT;
+		for (size_t j = 0; git[i][j]; j++)
+			strvec_push(&argv, git[i][j]);
+		if (run_cmd(&argv, &out, -1) == 0)
+			sbuf_addf(id, " git%zu %zu:%s", i, out.len, out.buf ? out.buf : "");
+		strvec_free(&argv);
+		sbuf_free(&out);
+	}
+	msg_configure(v, q);
+	char *mk = xasprintf("%s/Makefile", in->source);
+	struct stat st;
+	if (stat(mk, &st) == 0)
+		sbuf_addf(id, " Makefile %lld %lld.%09ld", (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+			  st.st_mtim.tv_nsec);
+	free(mk);
+}
+
 /* What names the source: the package version, else path + size + mtime. */
 static int source_id(const struct kb_inputs *in, struct sbuf *id, struct errbuf *e)
 {
@@ -79,13 +185,23 @@ static int source_id(const struct kb_inputs *in, struct sbuf *id, struct errbuf 
 		int err = errno;
 		if (in->packaged && err == ENOENT)
 			return errbuf_set(e, EXIT_NOINPUT, "kernel source '%s' is missing; install it with 'apt-get "
-				       "install %s' (or 'make deps'), or pass --source TARBALL", in->source,
-				       KBUILD_SOURCE_PKG);
+				       "install %s' (or 'make deps'), or name another source (a tarball or tree)", in->source,
+				       in->pkg);
 		if (err == ENOENT)
-			return errbuf_set(e, EXIT_NOINPUT, "kernel source '%s' does not exist; give --source an existing "
-				       "tarball, or omit it to use %s (apt-get install %s)", in->source, KBUILD_SOURCE,
-				       KBUILD_SOURCE_PKG);
+			return errbuf_set(e, EXIT_NOINPUT, "kernel source '%s' does not exist; give --source X.Y (Debian's "
+				       "linux-source-X.Y), an existing tarball or tree, or omit it to use %s (apt-get install %s)",
+				       in->source, KBUILD_SOURCE, KBUILD_SOURCE_PKG);
 		return errbuf_set(e, EXIT_NOINPUT, "cannot read kernel source '%s': %s", in->source, errno_advice(err));
+	}
+	if (S_ISDIR(st.st_mode)) {
+		char *mk = xasprintf("%s/Makefile", in->source);
+		bool ok = file_exists(mk);
+		free(mk);
+		if (!ok)
+			return errbuf_set(e, EXIT_NOINPUT, "kernel source '%s' is a directory without a Makefile; give "
+				       "the top of a kernel tree", in->source);
+		tree_id(in, id);
+		return 0;
 	}
 	if (!S_ISREG(st.st_mode))
 		return errbuf_set(e, EXIT_NOINPUT, "kernel source '%s' is not a file", in->source);
@@ -95,14 +211,14 @@ static int source_id(const struct kb_inputs *in, struct sbuf *id, struct errbuf 
 		strvec_push(&argv, "dpkg-query");
 		strvec_push(&argv, "-W");
 		strvec_push(&argv, "-f=${Version}");
-		strvec_push(&argv, KBUILD_SOURCE_PKG);
+		strvec_push(&argv, in->pkg);
 		int v = msg_verbose(), q = msg_quiet();
 		msg_configure(0, q);   /* a lookup, not a step worth showing */
 		int rc = run_cmd(&argv, &out, -1);
 		msg_configure(v, q);
 		strvec_free(&argv);
 		if (rc == 0 && out.len && !strchr(out.buf, '\n') && !strchr(out.buf, ' ')) {
-			sbuf_addf(id, "deb %s %s", KBUILD_SOURCE_PKG, out.buf);
+			sbuf_addf(id, "deb %s %s", in->pkg, out.buf);
 			sbuf_free(&out);
 			return 0;
 		}
@@ -130,6 +246,10 @@ int kb_compute_key(const struct kb_inputs *in, char key[65], struct strvec *name
 	h = hasher_new();
 	hasher_adds(h, KB_RECIPE);
 	hash_blob(h, "source", id.buf, id.len);
+	if (!in->series) {
+		hash_blob(h, "series", "", 0);   /* no patches: the same as an empty series */
+		goto config;
+	}
 	if (!is_dir(in->patches)) {
 		errbuf_set(e, EXIT_NOINPUT, "patch directory '%s' does not exist", kb_disp(in->patches));
 		goto out;
@@ -154,6 +274,7 @@ int kb_compute_key(const struct kb_inputs *in, char key[65], struct strvec *name
 		free(path);
 		hash_blob(h, names->v[i], text.buf, text.len);
 	}
+config:
 	sbuf_reset(&text);
 	if (read_input("config fragment", in->config, &text, e) < 0)
 		goto out;

@@ -32,8 +32,9 @@ static int extract_failed(struct kb *kb, struct archive *rd, struct archive *wr,
 	}
 	if (e == ENOENT || e == EACCES)
 		return kb_fail(kb, EXIT_NOINPUT, "cannot read kernel source '%s': %s", kb->in.source, errno_advice(e));
-	const char *hint = kb->in.packaged ? "; reinstall it with 'apt-get install --reinstall "
-					     KBUILD_SOURCE_PKG "'" : "";
+	char hint[128] = "";
+	if (kb->in.packaged)
+		snprintf(hint, sizeof(hint), "; reinstall it with 'apt-get install --reinstall %s'", kb->in.pkg);
 	if (at && *at)
 		return kb_fail(kb, EXIT_DATAERR, "kernel source '%s' is damaged: %s (%s '%s')%s", kb->in.source, msg,
 		       where, at, hint);
@@ -56,8 +57,38 @@ static bool write_failed(struct archive *wr, int r)
 	return e == ENOSPC || e == EDQUOT || e == EFBIG || e == EIO || e == EROFS;
 }
 
+/* A source tree is copied, so the build never writes into the user's tree. */
+static int copy_tree(struct kb *kb)
+{
+	if (mkdir(kb->tree, 0755) < 0)
+		return kb_fail_errno(kb, errno, kb->tree);
+	kb->prog = progress_start("copying the source tree", 0);
+	double start = now_s();
+	struct strvec argv = STRVEC_INIT;
+	char *from = xasprintf("%s/.", kb->in.source);
+	strvec_pushl(&argv, "cp", "-a", "--reflink=auto", from, ".", NULL);
+	int rc = kb_run(kb, &argv, NULL, NULL);
+	strvec_free(&argv);
+	free(from);
+	if (rc < 0)
+		return -1;
+	if (rc != 0)
+		return kb_step_failed(kb, "copying the source tree", rc, now_s() - start);
+	char t[16], msg[512];
+	snprintf(msg, sizeof(msg), "copied the tree '%s' in %s", kb->in.source,
+		 progress_fmt_time(now_s() - start, t, sizeof(t)));
+	progress_done(kb->prog, msg);
+	kb->prog = NULL;
+	char *line = xasprintf("== %s\n", msg);
+	int r = kb_log(kb, line, strlen(line));
+	free(line);
+	return r;
+}
+
 int kb_extract(struct kb *kb)
 {
+	if (kb->in.tree)
+		return copy_tree(kb);
 	struct stat st;
 	if (stat(kb->in.source, &st) < 0)
 		return kb_fail(kb, EXIT_NOINPUT, "cannot read kernel source '%s': %s", kb->in.source, errno_advice(errno));

@@ -21,10 +21,12 @@
 struct kb_inputs {
 	char *source;      /* tarball, made absolute when it exists */
 	char *patches;     /* directory of the series and patches */
-	char *series;      /* patches/series */
+	char *series;      /* patches/series (or series-X.Y); NULL with no_patches */
 	char *config;      /* config fragment, made absolute when it exists */
 	int jobs;          /* make -j */
-	bool packaged;     /* source is the Debian package's tarball */
+	char *pkg;         /* the Debian package of a packaged tarball, else NULL */
+	bool packaged;     /* source is a Debian package's tarball (pkg) */
+	bool tree;         /* source is a directory holding a kernel tree */
 };
 
 /* One build in progress. */
@@ -77,7 +79,7 @@ int kb_log(struct kb *kb, const char *data, size_t n);
  * or -1 (kb_fail done) when it could not run or the log could not be written. */
 int kb_run(struct kb *kb, const struct strvec *argv, const struct strvec *env, struct sbuf *capture);
 
-/* extract.c */
+/* extract.c: a tarball unpacked into kb->tree, or a source tree copied there */
 int kb_extract(struct kb *kb);
 
 #endif

@@ -22,16 +22,30 @@
 
 #define KBUILD_SOURCE "/usr/src/linux-source-6.12.tar.xz"
 #define KBUILD_SOURCE_PKG "linux-source-6.12"
+#define KBUILD_SOURCE_NAME "6.12"
+/* A source named "X.Y" is Debian's package linux-source-X.Y, whose tarball is here. */
+#define KBUILD_PKG_TARBALL "/usr/src/linux-source-%s.tar.xz"
 
 /* Inputs of one build; NULL / 0 fields take the defaults. */
 struct kbuild_opts {
-	const char *source;   /* kernel tarball (KBUILD_SOURCE) */
+	const char *source;   /* "X.Y" (Debian's linux-source-X.Y), a tarball or a
+			       * source tree (the selected source, else KBUILD_SOURCE) */
 	const char *patches;  /* directory holding 'series' and the patches (project_root()/kernel) */
+	bool no_patches;      /* build the source as it is, no series */
 	const char *config;   /* config fragment (project_root()/kernel/crashlab.config) */
 	int jobs;             /* make -j (online CPUs) */
 };
 
 /* --- what the rest of crashlab uses --- */
+
+/* Select the kernel source the functions below (and kbuild_* with a NULL
+ * source) use for the rest of the process: "X.Y", a tarball or a tree, or
+ * NULL for the default. The string must outlive its use. */
+void kbuild_select(const char *source);
+/* The selected source as given ("6.12" when none was). */
+const char *kbuild_selected(void);
+/* Is s a source name "X.Y" (digits, one dot, digits)? */
+bool kbuild_source_is_name(const char *s);
 
 /* bzImage of the default inputs if it is built, else NULL (never builds). malloc'd. */
 char *kernel_cached(void);
@@ -70,6 +84,10 @@ int kbuild_config_verify(const char *fragment, const char *frag_name, const char
 			 struct strvec *problems);
 /* The number of option lines of a fragment. */
 size_t kbuild_config_count(const char *fragment);
+/* The series file a build of these inputs applies: kernel/series-X.Y when
+ * the source is named X.Y and that file exists, else kernel/series (or the
+ * patches directory's); NULL with no_patches. malloc'd. */
+char *kbuild_series_path(const struct kbuild_opts *o);
 /* The cache key (64 hex) over source identity, series, patches, config
  * fragment and the recipe version. 0, or -1 with e (missing file 66,
  * malformed series 65). */

@@ -234,4 +234,104 @@ TEST(cache_key)
 	in_tmpdir(key);
 }
 
+TEST(source_names)
+{
+	CHECK(kbuild_source_is_name("6.1") && kbuild_source_is_name("6.12"), "6.1 and 6.12 are source names");
+	CHECK(!kbuild_source_is_name("6") && !kbuild_source_is_name("6.") && !kbuild_source_is_name(".1"),
+	      "a name is X.Y with both parts");
+	CHECK(!kbuild_source_is_name("6.1.5") && !kbuild_source_is_name("v6.1") && !kbuild_source_is_name("6.1/"),
+	      "three parts, a prefix or a suffix are paths, not names");
+	CHECK(!kbuild_source_is_name("") && !kbuild_source_is_name("./6.1"), "empty and relative paths are not names");
+	CHECK(!strcmp(kbuild_selected(), KBUILD_SOURCE_NAME), "nothing selected means the default source");
+	kbuild_select("6.1");
+	CHECK(!strcmp(kbuild_selected(), "6.1"), "the selected source is reported as given");
+	kbuild_select(NULL);
+	CHECK(!strcmp(kbuild_selected(), "6.12"), "selecting NULL restores the default");
+}
+
+static void sources(const char *dir)
+{
+	char *pdir = xasprintf("%s/patches", dir);
+	mkdir(pdir, 0755);
+	char *series = write_tmp(pdir, "series", "0001-a.patch\n", 13);
+	char *patch = write_tmp(pdir, "0001-a.patch", "patch one\n", 10);
+	char *cfg = write_tmp(dir, "frag.config", "CONFIG_A=y\n", 11);
+	struct kbuild_opts o = { .source = "6.12", .patches = pdir, .config = cfg };
+	char *p;
+
+	p = kbuild_series_path(&o);
+	CHECK(p && !strcmp(p, series), "6.12 applies the series (got '%s')", p ? p : "(null)");
+	free(p);
+	o.source = "6.1";
+	p = kbuild_series_path(&o);
+	CHECK(p && !strcmp(p, series), "6.1 without series-6.1 applies the series");
+	free(p);
+	char *s61 = write_tmp(pdir, "series-6.1", "# none apply\n", 14);
+	p = kbuild_series_path(&o);
+	CHECK(p && !strcmp(p, s61), "6.1 applies series-6.1 when it exists (got '%s')", p ? p : "(null)");
+	free(p);
+	o.source = "/usr/src/linux-source-6.1.tar.xz";
+	p = kbuild_series_path(&o);
+	CHECK(p && !strcmp(p, s61), "the packaged tarball's path is the same as its name");
+	free(p);
+	o.source = "6.12";
+	p = kbuild_series_path(&o);
+	CHECK(p && !strcmp(p, series), "6.12 never reads series-6.12 (its key must not move)");
+	free(p);
+	o.no_patches = true;
+	CHECK(kbuild_series_path(&o) == NULL, "--no-patches has no series");
+	o.no_patches = false;
+
+	/* keys of sources; a packaged source needs its tarball installed */
+	char k1[65], k2[65], k3[65];
+	int code;
+	char *tarball = write_tmp(dir, "linux-x.tar.xz", "not a tarball", 13);
+	o.source = tarball;
+	CHECK(key_of(&o, k1, &code) == 0, "a tarball path has a key");
+	o.no_patches = true;
+	CHECK(key_of(&o, k2, &code) == 0 && strcmp(k1, k2), "--no-patches changes the key");
+	o.no_patches = false;
+	char *tree = xasprintf("%s/tree", dir);
+	mkdir(tree, 0755);
+	o.source = tree;
+	CHECK(key_of(&o, k2, &code) < 0 && code == EXIT_NOINPUT, "a directory without a Makefile is EXIT_NOINPUT");
+	free(write_tmp(tree, "Makefile", "VERSION = 6\n", 12));
+	CHECK(key_of(&o, k2, &code) == 0 && strcmp(k1, k2), "a tree has a key of its own");
+	CHECK(key_of(&o, k3, &code) == 0 && !strcmp(k2, k3), "the same tree gives the same key");
+	struct timespec ts[2] = { { 1000000, 0 }, { 1000000, 0 } };
+	char *mk = xasprintf("%s/Makefile", tree);
+	utimensat(AT_FDCWD, mk, ts, 0);
+	CHECK(key_of(&o, k3, &code) == 0 && strcmp(k2, k3), "touching the tree's Makefile changes its key");
+	free(mk);
+	o.source = "9.99";
+	CHECK(key_of(&o, k3, &code) < 0 && code == EXIT_NOINPUT, "a name whose package is not installed is EXIT_NOINPUT");
+	if (file_exists("/usr/src/linux-source-6.1.tar.xz") && file_exists(KBUILD_SOURCE)) {
+		o.source = "6.1";
+		CHECK(key_of(&o, k1, &code) == 0, "6.1 has a key");
+		o.source = "/usr/src/linux-source-6.1.tar.xz";
+		CHECK(key_of(&o, k2, &code) == 0 && !strcmp(k1, k2), "6.1 by name and by path is one key");
+		o.source = "6.12";
+		CHECK(key_of(&o, k3, &code) == 0 && strcmp(k1, k3), "6.1 and 6.12 have different keys");
+		o.source = NULL;
+		CHECK(key_of(&o, k2, &code) == 0 && !strcmp(k2, k3), "the default source is 6.12");
+		kbuild_select("6.1");
+		CHECK(key_of(&o, k2, &code) == 0 && !strcmp(k2, k1), "the selected source is used when none is given");
+		kbuild_select(NULL);
+	} else {
+		printf("# skipped the packaged-source keys: linux-source-6.1 or 6.12 is not installed\n");
+	}
+	free(tree);
+	free(tarball);
+	free(s61);
+	free(pdir);
+	free(series);
+	free(patch);
+	free(cfg);
+}
+
+TEST(source_keys)
+{
+	in_tmpdir(sources);
+}
+
 TEST_MAIN()

@@ -414,6 +414,50 @@ TEST(universal)
 	kit_free(&k);
 }
 
+TEST(inapplicable)
+{
+	struct wl_workload w;
+	struct errbuf eb = { 0 };
+	char why[256];
+	unsigned all = (1u << MODEL_POSIX) | (1u << MODEL_BARRIER);
+	if (wl_parse("t.wl", "[run]\nwrite t 8K\nfdatabarrier t\nrename t f barrier\nfbarrier f\n", &w, &eb) < 0) {
+		CHECK(0, "the workload parses: %s", eb.msg);
+		return;
+	}
+	struct op_result res[4];
+	memset(res, 0, sizeof(res));
+	CHECK(models_inapplicable(&w, res, all, why, sizeof(why)) == 0 && !why[0],
+	      "barrier calls that returned 0: the barrier model applies");
+	for (int i = 1; i < 4; i++) {
+		res[i].ret = -1;
+		res[i].err = ENOSYS;
+	}
+	CHECK(models_inapplicable(&w, res, all, why, sizeof(why)) == 0,
+	      "a rename ... barrier that failed with ENOSYS is not the kernel lacking the flag");
+	res[2].err = EINVAL;
+	CHECK(models_inapplicable(&w, res, all, why, sizeof(why)) == (1u << MODEL_BARRIER) &&
+		      strstr(why, "not applicable") && strstr(why, "op 2") && strstr(why, "ENOSYS"),
+	      "all barrier calls failed as on a kernel without them: not applicable (%s)", why);
+	CHECK(models_inapplicable(&w, res, 1u << MODEL_POSIX, why, sizeof(why)) == 0,
+	      "nothing to say when the barrier model is not selected");
+	res[3].ret = 0;
+	res[3].err = 0;
+	CHECK(models_inapplicable(&w, res, all, why, sizeof(why)) == 0,
+	      "one barrier call that worked: the kernel has them");
+	res[3].ret = -1;
+	res[3].err = EBADF;
+	CHECK(models_inapplicable(&w, res, all, why, sizeof(why)) == 0,
+	      "a barrier call that failed for another reason: the model still applies");
+	char *n = models_notes("a", "b");
+	CHECK(n && !strcmp(n, "a\nb"), "notes are joined one per line");
+	free(n);
+	n = models_notes(NULL, "b");
+	CHECK(n && !strcmp(n, "b"), "a lone note");
+	free(n);
+	CHECK(models_notes(NULL, NULL) == NULL, "no notes, NULL");
+	wl_free(&w);
+}
+
 TEST(select)
 {
 	unsigned set;
