@@ -378,11 +378,23 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 		return 0;
 	}
 
-	/* This shard's slice: workloads [lo, hi) of the batch's order. */
-	size_t total = n, lo = 0;
+	/* This shard's slice: workloads [lo, hi) of the batch's order, whole
+	 * chunks of the batch (engine/batch.h), so that the shards merged in
+	 * order store what the batch stores on one machine. */
+	size_t total = n, lo = 0, chunk = 0;
 	if (a->shard) {
-		lo = (shard_i - 1) * total / shard_n;
-		size_t hi = shard_i * total / shard_n;
+		chunk = batch_chunk(total, fss.n);
+		/* more shards than chunks: smaller chunks, so each shard has work
+		 * (the merge then interleaves fs runs unlike one machine) */
+		while (chunk > 1 && (total + chunk - 1) / chunk < shard_n)
+			chunk = (chunk + 1) / 2;
+		size_t nchunks = (total + chunk - 1) / chunk;
+		lo = (shard_i - 1) * nchunks / shard_n * chunk;
+		size_t hi = shard_i * nchunks / shard_n * chunk;
+		if (hi > total)
+			hi = total;
+		if (lo > total)
+			lo = total;
 		for (size_t i = 0; i < total; i++)
 			if (i < lo || i >= hi) {
 				wl_free(&ws[i]);
@@ -454,7 +466,7 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 		.p = { .guest = &guest, .size = size, .mode = mode, .seed = (uint64_t)a->seed,
 		       .max_states = (size_t)a->max_states, .torn = a->torn, .models = a->model_list,
 		       .dedup = !a->no_dedup },
-		.fss = fps, .nfs = fss.n, .items = items, .n = n, .workers = workers,
+		.fss = fps, .nfs = fss.n, .items = items, .n = n, .workers = workers, .chunk = chunk,
 		.backend_new = pool_new, .backend_free = pool_free,
 		.guest_failures = pool_failures, .ctx = &bc, .progress = batch_progress,
 	};

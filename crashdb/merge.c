@@ -16,12 +16,13 @@
  * short: it can be resumed where it ran) is skipped, and so is a run the
  * output holds already: the same started_at, cmdline, workload_text and
  * workdir (the run's folder names its machine's process id and start time,
- * so two runs that agree on all four are one run). Each run is copied with
- * everything under it, depth first: its fs runs in id order, under each its
- * ops and its states, under each state its nodes and verdicts, each in
- * rowid order. A table with an INTEGER PRIMARY KEY gets the output's next
- * id, so the output's ids stay dense, and a run's fs runs (and a fs run's
- * states) are consecutive in it, in the order they were stored.
+ * so two runs that agree on all four are one run). Then table by table,
+ * parents before children, every row under a copied row is copied in the
+ * input's rowid order. A table with an INTEGER PRIMARY KEY gets the
+ * output's next ids, so the output's ids stay dense and keep the order the
+ * input stored its rows in: the fs runs of a batch's runs interleaved as
+ * the batch stored them, so the shards of a batch (engine/batch.h), merged
+ * in shard order, get the ids the batch gives them on one machine.
  *
  * One input is one write transaction on the output, read in one read
  * transaction on the input: a failure leaves nothing of that input.
@@ -47,7 +48,36 @@ struct mtable {
 	sqlite3_stmt *sel, *ins;
 	int64_t next;                /* the output's next id (with pk) */
 	size_t rows;                 /* rows copied from this input */
+	int64_t *old_ids, *new_ids;  /* the ids given, in ascending old id (tables with children) */
+	size_t nids, capids;
+	int has_children, done;
 };
+
+/* Remember old -> new (old ids come in ascending order: rowid order). */
+static void ids_add(struct mtable *t, int64_t old_id, int64_t new_id)
+{
+	if (t->nids == t->capids) {
+		t->capids = t->capids ? t->capids * 2 : 256;
+		t->old_ids = xrealloc(t->old_ids, t->capids * sizeof(*t->old_ids));
+		t->new_ids = xrealloc(t->new_ids, t->capids * sizeof(*t->new_ids));
+	}
+	t->old_ids[t->nids] = old_id;
+	t->new_ids[t->nids++] = new_id;
+}
+
+/* The new id of old_id, or 0 when its row was not copied. */
+static int64_t ids_get(const struct mtable *t, int64_t old_id)
+{
+	size_t lo = 0, hi = t->nids;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->old_ids[mid] < old_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < t->nids && t->old_ids[lo] == old_id ? t->new_ids[lo] : 0;
+}
 
 struct merge {
 	struct crashdb *out, *in;
@@ -66,6 +96,8 @@ static void mtables_free(struct mtable *t, size_t n)
 		strvec_free(&t[i].cols);
 		sqlite3_finalize(t[i].sel);
 		sqlite3_finalize(t[i].ins);
+		free(t[i].old_ids);
+		free(t[i].new_ids);
 	}
 	free(t);
 }
@@ -227,6 +259,9 @@ static int plan(struct merge *m)
 			r = errbuf_set(e, EXIT_SOFTWARE, "table '%s' refers to '%s' by another column than its id: crashlab "
 				       "db merge cannot place its rows", t->name, p->name);
 	}
+	for (size_t i = 0; r == 0 && i < m->nt; i++)
+		if (m->t[i].parent >= 0)
+			m->t[m->t[i].parent].has_children = 1;
 	/* the statements */
 	for (size_t i = 0; r == 0 && i < m->nt; i++) {
 		struct mtable *t = &m->t[i];
@@ -243,13 +278,7 @@ static int plan(struct merge *m)
 			sbuf_addf(&vals, "%s?%zu", k ? ", " : "", k + 1);
 			free(c);
 		}
-		sbuf_addf(&sel, " FROM %s", tn);
-		if (t->fk) {
-			char *c = ident(t->fk);
-			sbuf_addf(&sel, " WHERE %s = ?1", c);
-			free(c);
-		}
-		sbuf_addf(&sel, " ORDER BY rowid");
+		sbuf_addf(&sel, " FROM %s ORDER BY rowid", tn);
 		sbuf_addf(&ins, ") VALUES (%s)", vals.buf);
 		free(tn);
 		t->sel = db_prepare(m->in, sel.buf, e);
@@ -312,26 +341,40 @@ static int insert_row(struct merge *m, struct mtable *t, int64_t new_parent, int
 	return 0;
 }
 
-/* Copy every row under parent row old_parent of table p (now new_parent), depth first. */
-static int copy_children(struct merge *m, int p, int64_t old_parent, int64_t new_parent)
+/* Copy table t's rows whose parent row was copied, in rowid order. */
+static int copy_table(struct merge *m, struct mtable *t)
 {
-	for (size_t i = 0; i < m->nt; i++) {
-		struct mtable *t = &m->t[i];
-		if (t->parent != p || !t->sel)
-			continue;
-		sqlite3_bind_int64(t->sel, 1, old_parent);
-		int rc, r = 0;
-		while (r == 0 && (rc = sqlite3_step(t->sel)) == SQLITE_ROW) {
-			int64_t old_id = t->pk_col >= 0 ? sqlite3_column_int64(t->sel, t->pk_col) : 0, new_id;
-			r = insert_row(m, t, new_parent, &new_id);
-			if (r == 0 && t->pk)
-				r = copy_children(m, (int)i, old_id, new_id);
+	const struct mtable *p = &m->t[t->parent];
+	int rc, r = 0;
+	while (r == 0 && (rc = sqlite3_step(t->sel)) == SQLITE_ROW) {
+		int64_t new_parent = ids_get(p, sqlite3_column_int64(t->sel, t->fk_col)), new_id;
+		if (!new_parent)
+			continue; /* under a run that is not copied */
+		int64_t old_id = t->pk_col >= 0 ? sqlite3_column_int64(t->sel, t->pk_col) : 0;
+		r = insert_row(m, t, new_parent, &new_id);
+		if (r == 0 && t->pk && t->has_children)
+			ids_add(t, old_id, new_id);
+	}
+	if (r == 0 && rc != SQLITE_DONE)
+		r = db_fail(m->in, m->e, EXIT_DATAERR, "cannot read");
+	sqlite3_reset(t->sel);
+	return r;
+}
+
+/* Every table under runs, each after its parent. */
+static int copy_tables(struct merge *m)
+{
+	for (int progress = 1; progress;) {
+		progress = 0;
+		for (size_t i = 0; i < m->nt; i++) {
+			struct mtable *t = &m->t[i];
+			if (t->done || t->parent < 0 || !m->t[t->parent].done)
+				continue;
+			if (t->sel && copy_table(m, t) < 0)
+				return -1;
+			t->done = 1;
+			progress = 1;
 		}
-		if (r == 0 && rc != SQLITE_DONE)
-			r = db_fail(m->in, m->e, EXIT_DATAERR, "cannot read");
-		sqlite3_reset(t->sel);
-		if (r < 0)
-			return -1;
 	}
 	return 0;
 }
@@ -407,9 +450,8 @@ static int merge_runs(struct merge *m, struct crashdb_merge_stats *ms)
 			continue;
 		}
 		r = insert_row(m, runs, 0, &new_id);
-		if (r == 0)
-			r = copy_children(m, ri, old_id, new_id);
 		if (r == 0) {
+			ids_add(runs, old_id, new_id);
 			ms->runs++;
 			if (!ms->first_id)
 				ms->first_id = new_id;
@@ -420,6 +462,9 @@ static int merge_runs(struct merge *m, struct crashdb_merge_stats *ms)
 		r = db_fail(m->in, m->e, EXIT_DATAERR, "cannot read the runs");
 	sqlite3_reset(runs->sel);
 	sqlite3_finalize(dup);
+	runs->done = 1;
+	if (r == 0)
+		r = copy_tables(m);
 	return r;
 }
 

@@ -90,14 +90,20 @@ static size_t job_unit(const struct batch *B, size_t j)
 	return c * nfs + (j % per) / m;
 }
 
+size_t batch_chunk(size_t n, size_t nfs)
+{
+	size_t chunk = CHUNK_DEFAULT;
+	/* Small batches in smaller chunks, so there is work to share: but
+	 * never by the number of workers, or the order would depend on it. */
+	while (chunk > 1 && ((n + chunk - 1) / chunk) * nfs < 8)
+		chunk = (chunk + 1) / 2;
+	return chunk;
+}
+
 static void layout(struct batch *B)
 {
 	const struct batch_params *bp = B->bp;
-	B->chunk = bp->chunk ? bp->chunk : CHUNK_DEFAULT;
-	/* Small batches in smaller chunks, so there is work to share: but
-	 * never by the number of workers, or the order would depend on it. */
-	while (B->chunk > 1 && ((bp->n + B->chunk - 1) / B->chunk) * bp->nfs < 8)
-		B->chunk = (B->chunk + 1) / 2;
+	B->chunk = bp->chunk ? bp->chunk : batch_chunk(bp->n, bp->nfs);
 	B->nchunks = (bp->n + B->chunk - 1) / B->chunk;
 	B->nunits = B->nchunks * bp->nfs;
 	B->njobs = bp->n * bp->nfs;

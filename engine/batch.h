@@ -46,7 +46,7 @@ struct batch_params {
 	struct batch_item *items;
 	size_t n;
 	int workers;                 /* threads, >= 1 */
-	size_t chunk;                /* workloads a worker takes at once, on one fs (0: 16) */
+	size_t chunk;                /* workloads a worker takes at once, on one fs (0: batch_chunk(n, nfs)) */
 	/* Each worker's backend, made and freed in the worker's thread. */
 	const struct backend *(*backend_new)(void *ctx);
 	void (*backend_free)(void *ctx, const struct backend *b);
@@ -58,6 +58,14 @@ struct batch_params {
 	/* In the caller's thread: an item's run has ended (run_end stored). */
 	void (*run_done)(void *ctx, struct batch_item *it);
 };
+
+/* How many workloads a chunk of a batch of n workloads on nfs file systems
+ * has: 16, fewer for small batches so there is work to share. The batch
+ * stores its jobs chunk by chunk (in a chunk, file system by file system),
+ * so a slice of whole chunks, run as a batch with the same chunk size,
+ * stores a contiguous part of what the whole batch stores, in the same
+ * order: what makes shards (run --shard) merge into the batch's database. */
+size_t batch_chunk(size_t n, size_t nfs);
 
 /* Run the batch, storing through sink (from the caller's thread only).
  * Returns the batch's exit code: the first run failure's code in item
