@@ -65,6 +65,12 @@ int cmd_guest_failed(struct vm *vm, enum vm_outcome o);
 int cmd_vm_start(struct vm *vm, const struct vm_config *cfg);
 /* The database of --db: created if needed, or one that must exist; dies on failure. */
 struct crashdb *cmd_db_open(struct cmd_ctx *ctx);
+struct fsrun;
+struct state_result;
+/* The crash state of fs run f that arg names (its index, or a mark's label),
+ * read with its tree and verdicts into s; a bad arg is cmd's usage error. */
+void cmd_read_state(const char *cmd, struct crashdb *db, const struct fsrun *f, const char *arg,
+		    struct state_result *s);
 struct crashdb *cmd_db_existing(struct cmd_ctx *ctx);
 /* " --db FILE" when the database is not the default, for the commands a run suggests. */
 const char *cmd_db_arg(struct cmd_ctx *ctx);

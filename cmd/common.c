@@ -19,6 +19,7 @@
 #include "engine/result.h"
 #include "kbuild/kbuild.h"
 #include "host/sys.h"
+#include "cmd/render.h"
 
 _Noreturn void die_err(const struct errbuf *e)
 {
@@ -222,4 +223,24 @@ int cmd_run_folder(struct run_info *run, const char *suffix, struct errbuf *e)
 		errbuf_errno(e, errno, "cannot lock '%s'", lock);
 	free(lock);
 	return fd;
+}
+
+void cmd_read_state(const char *cmd, struct crashdb *db, const struct fsrun *f, const char *arg,
+		    struct state_result *s)
+{
+	struct errbuf e;
+	struct state_result *all;
+	size_t nall;
+	if (crashdb_read_states(db, f->id, 0, &all, &nall, &e) < 0)
+		die_err(&e);
+	int at = render_state_arg(f, all, nall, arg, &e);
+	if (at < 0) {
+		if (e.code == EXIT_USAGE)
+			usage_error(cmd, "%s", e.msg);
+		die_err(&e);
+	}
+	int idx = all[at].idx;
+	crashdb_states_free(all, nall);
+	if (crashdb_read_state(db, f, idx, CRASHDB_TREE | CRASHDB_VERDICTS, s, &e) < 0)
+		die_err(&e);
 }

@@ -240,20 +240,8 @@ int cmd_export(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	if (crashdb_read_run(db, run_id, &run, &e) < 0 || crashdb_read_fsruns(db, run.id, argv[1], &fv, &nfs, &e) < 0)
 		die_err(&e);
-	struct state_result s, *all;
-	size_t nall;
-	if (crashdb_read_states(db, fv[0].id, 0, &all, &nall, &e) < 0)
-		die_err(&e);
-	int at = render_state_arg(&fv[0], all, nall, argv[2], &e);
-	if (at < 0) {
-		if (e.code == EXIT_USAGE)
-			usage_error(cmd, "%s", e.msg);
-		die_err(&e);
-	}
-	int idx = all[at].idx;
-	crashdb_states_free(all, nall);
-	if (crashdb_read_state(db, &fv[0], idx, CRASHDB_TREE | CRASHDB_VERDICTS, &s, &e) < 0)
-		die_err(&e);
+	struct state_result s;
+	cmd_read_state(cmd, db, &fv[0], argv[2], &s);
 	crashdb_close(db);
 
 	struct export_src x = { &run, &fv[0], &s };
