@@ -66,3 +66,29 @@ expect_db_ok() {
 		printf '%s\n' "$out" | sed 's/^/    | /' | head -n 10
 	fi
 }
+
+# db_ids DB [states]: a batch's runs and fs runs, by id, in storing order
+# (with "states": its crash states' ids too, with their fs run and index)
+db_ids() {
+	local states=""
+	[ "${2:-}" = states ] && states="SELECT 'state', id, fsrun_id, idx FROM states ORDER BY id;"
+	sqlite3 -batch -noheader "$1" "
+	SELECT 'run', id, status, exit_code, workload_file, length(workload_text), crash_mode, seed, max_states, torn
+	  FROM runs ORDER BY id;
+	SELECT 'fsrun', f.id, f.run_id, r.workload_file, f.fs, f.outcome, f.error, f.models
+	  FROM fsruns f JOIN runs r ON r.id = f.run_id ORDER BY f.id;
+	$states"
+}
+
+# db_outcomes DB: what a database holds whatever the ids and the write-log
+# positions: op results, states' mount, fsck and tree, verdicts (sorted)
+db_outcomes() {
+	sqlite3 -batch -noheader "$1" "
+	SELECT DISTINCT r.workload_file, f.fs, 'op', o.op_id, o.text, o.ret, o.err
+	  FROM ops o JOIN fsruns f ON f.id = o.fsrun_id JOIN runs r ON r.id = f.run_id;
+	SELECT DISTINCT r.workload_file, f.fs, 'state', s.mount_ok, s.fsck_clean, s.tree_hash, s.explained
+	  FROM states s JOIN fsruns f ON f.id = s.fsrun_id JOIN runs r ON r.id = f.run_id;
+	SELECT DISTINCT r.workload_file, f.fs, 'verdict', v.model, v.rule, v.verdict, v.op_id, v.path, v.reason
+	  FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id JOIN runs r ON r.id = f.run_id;" |
+		sort
+}

@@ -9,13 +9,6 @@ wls="tutorials/seed/seed.wl tests/known/generic-034.wl tests/known/generic-039.w
 
 # A batch stores its runs and their fs runs in one order, whatever the
 # number of workers: the same ids for the same (workload, fs).
-ids() {
-	sqlite3 -batch -noheader "$1" "
-	SELECT 'run', id, status, exit_code, workload_file, length(workload_text), crash_mode, seed, max_states, torn
-	  FROM runs ORDER BY id;
-	SELECT 'fsrun', f.id, f.run_id, r.workload_file, f.fs, f.outcome, f.error, f.models
-	  FROM fsruns f JOIN runs r ON r.id = f.run_id ORDER BY f.id;"
-}
 
 # What each (workload, fs) showed: its ops' results, the distinct outcomes
 # of its crash states (mount, fsck, observed tree) and the distinct
@@ -23,16 +16,6 @@ ids() {
 # entries is not the same from one recording of a workload to the next
 # (the guest kernel's own timers may add a journal commit), so a state's
 # prefix may differ by an entry between two runs of the same thing.
-outcomes() {
-	sqlite3 -batch -noheader "$1" "
-	SELECT DISTINCT r.workload_file, f.fs, 'op', o.op_id, o.text, o.ret, o.err
-	  FROM ops o JOIN fsruns f ON f.id = o.fsrun_id JOIN runs r ON r.id = f.run_id;
-	SELECT DISTINCT r.workload_file, f.fs, 'state', s.mount_ok, s.fsck_clean, s.tree_hash, s.explained
-	  FROM states s JOIN fsruns f ON f.id = s.fsrun_id JOIN runs r ON r.id = f.run_id;
-	SELECT DISTINCT r.workload_file, f.fs, 'verdict', v.model, v.rule, v.verdict, v.op_id, v.path, v.reason
-	  FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id JOIN runs r ON r.id = f.run_id;" |
-		sort
-}
 
 # --- bad input stops everything before a guest starts
 printf '[run]\nmkdir a\nfrobnicate a\n' >"$T/bad.wl"
@@ -76,16 +59,16 @@ expect_db_ok "$T/j1.db" "the -j 1 database is sound"
 # shellcheck disable=SC2086
 expect_exit 0 "the same batch, -j 2" -- "$CRASHLAB" run $wls -j 2 --db "$T/j2.db"
 expect_db_ok "$T/j2.db" "the -j 2 database is sound"
-ids "$T/j1.db" >"$T/c1"
-ids "$T/j2.db" >"$T/c2"
+db_ids "$T/j1.db" >"$T/c1"
+db_ids "$T/j2.db" >"$T/c2"
 if [ "$(grep -c '^fsrun|' "$T/c1")" = 12 ] && cmp -s "$T/c1" "$T/c2"; then
 	ok "-j 1 and -j 2 store the same runs and fs runs with the same ids"
 else
 	not_ok "-j 1 and -j 2 store other runs or ids:"
 	diff "$T/c1" "$T/c2" | head -20 | sed 's/^/#   /'
 fi
-outcomes "$T/j1.db" >"$T/o1"
-outcomes "$T/j2.db" >"$T/o2"
+db_outcomes "$T/j1.db" >"$T/o1"
+db_outcomes "$T/j2.db" >"$T/o2"
 nrows=$(wc -l <"$T/o1")
 if [ "$nrows" -gt 100 ] && cmp -s "$T/o1" "$T/o2"; then
 	ok "-j 1 and -j 2 store the same op results, observed trees and verdicts ($nrows rows)"
@@ -110,8 +93,8 @@ expect_exit 0 "report a batch's run" -- "$CRASHLAB" report "$id" --db "$T/j2.db"
 for wl in $wls; do
 	"$CRASHLAB" run "$wl" --db "$T/plain.db" >"$T/out" 2>"$T/err" || { not_ok "$wl alone: exit $?"; cat "$T/err" | sed 's/^/#   /'; }
 done
-outcomes "$T/plain.db" >"$T/k0"
-outcomes "$T/j2.db" >"$T/k2"
+db_outcomes "$T/plain.db" >"$T/k0"
+db_outcomes "$T/j2.db" >"$T/k2"
 nkeys=$(wc -l <"$T/k0")
 if [ "$nkeys" -gt 100 ] && cmp -s "$T/k0" "$T/k2"; then
 	ok "the batch stores the same op results, states, trees and verdicts as each workload run alone ($nkeys rows)"
@@ -162,7 +145,7 @@ if [ ! -e "$T/crash-once" ]; then ok "the guest did crash"; else not_ok "the cra
 expect_grep "$T/out" "^jobs run again after a guest failure: 1;" "one job was run again"
 bad=$(sqlite3 "$T/retry.db" "SELECT count(*) FROM states WHERE mount_msg LIKE 'checker guest:%'")
 if [ "$bad" = 0 ]; then ok "no state of the failed try is stored"; else not_ok "$bad state(s) of the failed guest stored"; fi
-outcomes "$T/retry.db" >"$T/kr"
+db_outcomes "$T/retry.db" >"$T/kr"
 if cmp -s "$T/k0" "$T/kr"; then ok "the batch with a retry stores what the workloads store alone"; else not_ok "retry batch differs"; diff "$T/k0" "$T/kr" | head -10 | sed 's/^/#   /'; fi
 expect_db_ok "$T/retry.db" "the retried batch's database is sound"
 
@@ -192,6 +175,6 @@ for id in $(sqlite3 "$T/int.db" "SELECT id FROM runs"); do
 done
 st=$(sqlite3 "$T/int.db" "SELECT group_concat(DISTINCT status) FROM runs")
 if [ "$st" = ok ]; then ok "and each ends ok"; else not_ok "after resume: $st"; fi
-outcomes "$T/int.db" | grep -v "^tests/known/generic-039.wl" >"$T/ki"
+db_outcomes "$T/int.db" | grep -v "^tests/known/generic-039.wl" >"$T/ki"
 grep -v "^tests/known/generic-039.wl" "$T/k0" | { [ "$nr" = 1 ] && grep -v "^tests/known/generic-034.wl" || cat; } >"$T/k0i"
 if cmp -s "$T/ki" "$T/k0i"; then ok "the resumed runs store what the workloads store alone"; else not_ok "resumed runs differ"; diff "$T/k0i" "$T/ki" | head -10 | sed 's/^/#   /'; fi

@@ -15,25 +15,6 @@ for w in d e f g h; do printf '[run]\nwrite %s 4K\nfsync %s\n' "$w" "$w" >"$T/wl
 # chunk file system by file system (engine/batch.h), so fs runs interleave
 FS=ext4,f2fs
 
-ids() {
-	sqlite3 -batch -noheader "$1" "
-	SELECT 'run', id, status, exit_code, workload_file, length(workload_text), crash_mode, seed, max_states, torn
-	  FROM runs ORDER BY id;
-	SELECT 'fsrun', f.id, f.run_id, r.workload_file, f.fs, f.outcome, f.error, f.models
-	  FROM fsruns f JOIN runs r ON r.id = f.run_id ORDER BY f.id;
-	SELECT 'state', s.id, s.fsrun_id, s.idx, s.kind, s.spec FROM states s ORDER BY s.id;"
-}
-outcomes() {
-	sqlite3 -batch -noheader "$1" "
-	SELECT DISTINCT r.workload_file, f.fs, 'op', o.op_id, o.text, o.ret, o.err
-	  FROM ops o JOIN fsruns f ON f.id = o.fsrun_id JOIN runs r ON r.id = f.run_id;
-	SELECT DISTINCT r.workload_file, f.fs, 'state', s.mount_ok, s.fsck_clean, s.tree_hash, s.explained
-	  FROM states s JOIN fsruns f ON f.id = s.fsrun_id JOIN runs r ON r.id = f.run_id;
-	SELECT DISTINCT r.workload_file, f.fs, 'verdict', v.model, v.rule, v.verdict, v.op_id, v.path, v.reason
-	  FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id JOIN runs r ON r.id = f.run_id;" |
-		sort
-}
-
 # --- --shard is checked before anything runs
 expect_exit 2 "--shard 3/2 is refused" -- "$CRASHLAB" run "$T/wl" --shard 3/2 --db "$T/bad.db"
 expect_grep "$T/err" "1 <= I <= N" "saying what I/N must be"
@@ -46,7 +27,6 @@ if [ "$(sqlite3 "$T/empty.db" 'SELECT count(*) FROM runs')" = 0 ]; then ok "and 
 # --- the batch on one machine
 t0=$SECONDS
 expect_exit 0 "the batch of eight workloads on ext4 and f2fs" -- "$CRASHLAB" run "$T/wl" --fs $FS -j 1 --db "$T/whole.db"
-
 
 echo "# the batch took $((SECONDS - t0)) s"
 start=$SECONDS
@@ -65,16 +45,16 @@ sqlite3 "$T/whole.db" "SELECT '# the batch on one machine: ' || count(*) || ' cr
 expect_grep "$T/out" "shard-1-of-2.db: 4 runs as 1-4" "shard 1 is the first two chunks"
 expect_grep "$T/out" "shard-2-of-2.db: 4 runs as 5-8" "shard 2 the other two"
 expect_db_ok "$T/p/merged.db" "the merged database is sound"
-ids "$T/whole.db" >"$T/i1"
-ids "$T/p/merged.db" >"$T/i2"
+db_ids "$T/whole.db" states >"$T/i1"
+db_ids "$T/p/merged.db" states >"$T/i2"
 if [ "$(grep -c '^fsrun|' "$T/i1")" = 16 ] && [ "$(sqlite3 "$T/whole.db" "SELECT group_concat(run_id, ' ') FROM (SELECT run_id FROM fsruns ORDER BY id)")" = "1 2 1 2 3 4 3 4 5 6 5 6 7 8 7 8" ] && cmp -s "$T/i1" "$T/i2"; then
 	ok "the merged shards hold the batch's runs, fs runs (interleaved) and crash states with the same ids"
 else
 	not_ok "merged shards and batch differ:"
 	diff "$T/i1" "$T/i2" | head -20 | sed 's/^/#   /'
 fi
-outcomes "$T/whole.db" >"$T/o1"
-outcomes "$T/p/merged.db" >"$T/o2"
+db_outcomes "$T/whole.db" >"$T/o1"
+db_outcomes "$T/p/merged.db" >"$T/o2"
 nrows=$(wc -l <"$T/o1")
 if [ "$nrows" -gt 20 ] && cmp -s "$T/o1" "$T/o2"; then
 	ok "and the same op results, observed trees and verdicts ($nrows rows)"
