@@ -32,9 +32,11 @@ enum proto_msg_type {
 	PROTO_MSG_SHUTDOWN = 6, /* host -> agent: sync and power off */
 	PROTO_MSG_KILL = 7,     /* host -> agent: kill the job seq */
 	PROTO_MSG_SESSION = 8,  /* host -> agent: start a workload session ("key=value\n":
-			       * dir, fbarrier, fdatabarrier; the previous one's files
-			       * are all closed first), or with end=1 only close the
-			       * current one; answered by RESULT */
+			       * dir, fbarrier, fdatabarrier, and mount=DEV, fstype,
+			       * mopts to mount DEV at dir first; the previous one's
+			       * files are all closed first), or with end=1 only close
+			       * the current one (and umount=DIR unmount DIR); answered
+			       * by RESULT, or ERROR "mounting ..." */
 	PROTO_MSG_OP = 9,       /* host -> agent: one canonical op line; seq = op id,
 			       * flags = section; answered by RESULT */
 	PROTO_MSG_RESULT = 10,  /* agent -> host: "ret=\nerrno=\nino=\nino2=\nms=\n" */

@@ -34,7 +34,7 @@
 #include "host/sys.h"
 #include "images/basedisk.h"
 
-#define POOL_SLOTS_DEFAULT 16
+#define POOL_SLOTS_DEFAULT 24
 #define POOL_SLOTS_MAX 24          /* /dev/vda.. and a PCI slot each */
 
 /* One file system's guests. */
@@ -314,15 +314,12 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 	/* The guest lets go of the disk: the session's files closed, the disk
 	 * unmounted. A guest that cannot is not reused; the recording stands. */
 	uint8_t type = 0;
-	const char *end = "end=1\n";
-	int st = -1;
-	char *umount = xasprintf("umount %s 2>/dev/null || umount -l %s", mnt, mnt);
-	char *argv[] = { "sh", "-c", umount, NULL };
+	char *end = xasprintf("end=1\numount=%s\n", mnt);
 	if (vm_qmp(&f->vm, "{\"execute\":\"cont\"}", &reply) < 0 ||
 	    vm_request(&f->vm, PROTO_MSG_SESSION, 0, 0, end, (uint32_t)strlen(end), 0, &type, &reply) != VM_OK ||
-	    type != PROTO_MSG_RESULT || vm_run(&f->vm, argv, &reply, 0, &st) != VM_OK || st != 0)
+	    type != PROTO_MSG_RESULT)
 		rguest_lost(p, f, rec);
-	free(umount);
+	free(end);
 	sbuf_free(&reply);
 	rec->ms = (now_s() - t0) * 1000; /* letting go of the disk included */
 	return 0;

@@ -17,7 +17,7 @@
 
 struct pool_opts {
 	const struct vm_config *guest; /* kernel, initrd, accel, mem */
-	int slots;                     /* recording disks per recording guest (0: 16) */
+	int slots;                     /* recording disks per recording guest (0: 24) */
 	const char *dir;               /* where slot overlays/logs live (a private folder the pool may fill and empty) */
 	int max_fs;                    /* file systems with live guests at once (0: no limit); the least recently
 	                                * used one's guests stop to make room */

@@ -149,42 +149,28 @@ static int record_prepare(const struct record_opts *o, struct recording *rec)
 	return 0;
 }
 
-/* Mount dev at mnt in the guest and open the workload session there. 0,
- * or -1 with the guest killed (fail). */
+/* Mount dev at mnt in the guest and open the workload session there (the
+ * agent mounts it, with mount(2) as the checker does). 0, or -1 with the
+ * guest killed (fail). */
 static int session_open(struct record_session *s, const struct record_opts *o, const char *dev, const char *mnt)
 {
-	/* Mount the file system under test. */
 	struct sbuf sb = SBUF_INIT;
-	char *mount_cmd = xasprintf("mkdir -p %s && mount -t %s%s%s %s %s", mnt, o->fs,
-				    o->mount_opts && *o->mount_opts ? " -o " : "",
-				    o->mount_opts && *o->mount_opts ? o->mount_opts : "", dev, mnt);
-	char *argv[] = { "sh", "-c", mount_cmd, NULL };
-	int status = -1;
-	enum vm_outcome out = vm_run(s->vm, argv, &sb, 0, &status);
-	free(mount_cmd);
+	char *sess = xasprintf("dir=%s\nmount=%s\nfstype=%s\nmopts=%s\nfbarrier=%ld\nfdatabarrier=%ld\n", mnt, dev,
+			       o->fs, o->mount_opts ? o->mount_opts : "", o->nr_fbarrier, o->nr_fdatabarrier);
+	uint8_t type = 0;
+	enum vm_outcome out = vm_request(s->vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
+	free(sess);
 	if (out != VM_OK) {
 		sbuf_free(&sb);
-		return FAIL(s, out, "the guest failed while mounting");
+		return FAIL(s, out, "the guest failed while mounting %s and opening the workload session", o->fs);
 	}
-	if (status != 0) {
-		char msg[400];
-		snprintf(msg, sizeof(msg), "%.*s", (int)strcspn(sb.buf, "\n"), sb.buf);
-		sbuf_free(&sb);
-		return FAIL(s, VM_OK, "cannot mount %s in the recording guest: %s", o->fs, msg);
-	}
-
-	/* The workload session. */
-	char *sess = xasprintf("dir=%s\nfbarrier=%ld\nfdatabarrier=%ld\n", mnt, o->nr_fbarrier,
-			       o->nr_fdatabarrier);
-	uint8_t type = 0;
-	out = vm_request(s->vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
-	free(sess);
-	if (out != VM_OK || type != PROTO_MSG_RESULT) {
+	if (type != PROTO_MSG_RESULT) {
 		char words[1000] = "";
-		if (out == VM_OK)
-			reply_words(type, &sb, words, sizeof(words));
+		reply_words(type, &sb, words, sizeof(words));
 		sbuf_free(&sb);
-		return FAIL(s, out, "the agent refused the workload session%s%s", *words ? ": " : "", words);
+		if (!strncmp(words, "mounting ", 9))
+			return FAIL(s, VM_OK, "cannot mount %s in the recording guest: %s", o->fs, words);
+		return FAIL(s, VM_OK, "the agent refused the workload session%s%s", *words ? ": " : "", words);
 	}
 	sbuf_free(&sb);
 	s->up = 1;

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
@@ -241,9 +242,34 @@ static void send_error(uint32_t seq, const char *msg)
 	send_or_die(PROTO_MSG_ERROR, 0, seq, msg, (uint32_t)strlen(msg));
 }
 
+/* mkdir -p path (at most 255 bytes); 0 or -1 with errno. */
+static int mkdir_p(const char *path)
+{
+	char buf[256];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	for (char *p = buf + 1;; p++) {
+		if (*p == '/' || !*p) {
+			char c = *p;
+			*p = '\0';
+			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+				return -1;
+			if (!c)
+				return 0;
+			*p = c;
+		}
+	}
+}
+
 /* SESSION: the previous session's open files all closed, a new one opened
- * at dir; with end=1 only the closing (a guest that lives across
- * recordings lets go of a disk). */
+ * at dir - with mount=DEV (fstype, mopts) after mounting DEV there, as
+ * mount(2) does: the checker mounts crash states the same way. With end=1
+ * only the closing, and with umount=DIR the unmounting of DIR (lazily if it
+ * is busy): a guest that lives across recordings lets go of a disk. Both
+ * without a shell: under TCG the three programs `mkdir -p && mount` and
+ * `umount` ran cost a recording as much as its ops. */
 static void handle_session(const struct proto_msg *m)
 {
 	char *end = kv_get((const char *)m->data, m->len, "end");
@@ -251,12 +277,45 @@ static void handle_session(const struct proto_msg *m)
 		free(end);
 		agent_ops_free(ops);
 		ops = NULL;
-		struct op_result r = { 0 };
-		send_result(m->seq, &r);
+		char *um = kv_get((const char *)m->data, m->len, "umount");
+		if (um && umount2(um, 0) < 0 && umount2(um, MNT_DETACH) < 0) {
+			char msg[400];
+			snprintf(msg, sizeof(msg), "cannot unmount %s: %s", um, strerror(errno));
+			send_error(m->seq, msg);
+		} else {
+			struct op_result r = { 0 };
+			send_result(m->seq, &r);
+		}
+		free(um);
 		return;
 	}
 	free(end);
 	char *dir = kv_get((const char *)m->data, m->len, "dir");
+	char *dev = kv_get((const char *)m->data, m->len, "mount");
+	if (dev) {
+		char *fstype = kv_get((const char *)m->data, m->len, "fstype");
+		char *mopts = kv_get((const char *)m->data, m->len, "mopts");
+		const char *at = dir ? dir : "/mnt";
+		klogctl(5 /* SYSLOG_ACTION_CLEAR */, NULL, 0);
+		int r = mkdir_p(at);
+		if (r == 0)
+			r = mount(dev, at, fstype ? fstype : "", 0, mopts && *mopts ? mopts : NULL);
+		if (r < 0) {
+			int e = errno;
+			char kt[1500], msg[2048];
+			agent_kernel_tail(kt, sizeof(kt));
+			snprintf(msg, sizeof(msg), "mounting %s on %s failed: %s%s%s", dev, at, strerror(e),
+				 *kt ? " | " : "", kt);
+			send_error(m->seq, msg);
+		}
+		free(fstype);
+		free(mopts);
+		free(dev);
+		if (r < 0) {
+			free(dir);
+			return;
+		}
+	}
 	char *fb = kv_get((const char *)m->data, m->len, "fbarrier");
 	char *fdb = kv_get((const char *)m->data, m->len, "fdatabarrier");
 	if (ops)

@@ -37,6 +37,8 @@ struct agent_checker *agent_checker_new(const char *origin, const char *logdev, 
 /* Let go of everything the checker holds (the log, the store and its loop
  * device, a snapshot left behind), so another can be made over a new log. */
 void agent_checker_free(struct agent_checker *c);
+/* The kernel's recent messages, one line each, joined with " | ". */
+void agent_kernel_tail(char *out, size_t outlen);
 int agent_checker_run(struct agent_checker *c, const char *request, size_t len, char **reply, size_t *reply_len,
 		      struct errbuf *e);
 

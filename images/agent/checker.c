@@ -6,18 +6,20 @@
  * write log of the recording. The log is scanned once (core/wlog.c). For
  * each state the host names a spec (which log entries to apply, which
  * sectors of a torn write). We then
- *   1. create a device-mapper snapshot of the origin whose copy-on-write
- *      store is a loop device over a sparse file in tmpfs - RAM - or, for
- *      recordings that wrote more than RAM can hold, /dev/vdc, a sparse
- *      scratch disk the host gives the guest; so the origin is never
- *      written and a state costs only the blocks it changes
+ *   1. give the state device a device-mapper snapshot of the origin whose
+ *      copy-on-write store is a loop device over a sparse file in tmpfs -
+ *      RAM - or, for recordings that wrote more than RAM can hold, /dev/vdc,
+ *      a sparse scratch disk the host gives the guest; so the origin is
+ *      never written and a state costs only the blocks it changes
  *      (through the kernel's device-mapper ioctls directly: running dmsetup
- *      twice per state cost more under TCG than mounting the state);
+ *      twice per state cost more under TCG than mounting the state; and by
+ *      swapping a new table into the device that stays, over two tmpfs
+ *      stores used in turn: see load_snapshot);
  *   2. apply the state's writes to the snapshot in log order;
  *   3. mount it (the file system's journal or log recovery runs here),
  *      capture the observed tree (capture.c), unmount;
  *   4. run the file system's fsck read-only on the recovered device;
- *   5. remove the snapshot and empty the store for the next state.
+ *   5. empty the store for the state after next.
  * A state that does not mount, or that fsck flags, is a result, reported
  * with the kernel's messages - never an error of the checker. The other
  * way round too: a state the checker could not build whole (the store
@@ -47,7 +49,7 @@
 
 #define STATE_NAME "clstate"
 #define STATE_DIR "/mnt/state"
-#define COW_FILE "/tmp/cl-cow"
+#define COW_FILE "/tmp/cl-cow%d"
 #define COW_DISK "/dev/vdc"
 #define OUTPUT_MAX (64 * 1024)
 
@@ -57,8 +59,15 @@ struct agent_checker {
 	int log_fd;
 	struct wlog log;
 	uint64_t origin_bytes;
-	int cow_fd;             /* the tmpfs store, or -1 when the store is COW_DISK */
-	char loop[32];          /* the store's block device */
+	/* The copy-on-write stores: two loop devices over tmpfs files, used in
+	 * turn, or one, COW_DISK, the host's scratch disk (fd -1). */
+	struct {
+		int fd;
+		char dev[32];
+	} store[2];
+	int nstores;
+	int cur;                /* the store the device's table uses */
+	int live;               /* the device exists, with a snapshot table */
 };
 
 static double now_ms(void)
@@ -121,7 +130,8 @@ static int run_capture(char *const argv[], char **out, size_t *outlen)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
-static int attach_loop(struct agent_checker *c, struct errbuf *e)
+/* Attach a free loop device to fd; its node goes to dev (32 bytes). */
+static int attach_loop(int fd, char *dev, struct errbuf *e)
 {
 	int ctl = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
 	if (ctl < 0) {
@@ -134,10 +144,10 @@ static int attach_loop(struct agent_checker *c, struct errbuf *e)
 		errbuf_set(e, EXIT_SOFTWARE, "no free loop device: %s", strerror(errno));
 		return -1;
 	}
-	snprintf(c->loop, sizeof(c->loop), "/dev/loop%d", n);
-	int lfd = open(c->loop, O_RDWR | O_CLOEXEC);
-	if (lfd < 0 || ioctl(lfd, LOOP_SET_FD, c->cow_fd) < 0) {
-		errbuf_set(e, EXIT_SOFTWARE, "cannot attach '%s': %s", c->loop, strerror(errno));
+	snprintf(dev, 32, "/dev/loop%d", n);
+	int lfd = open(dev, O_RDWR | O_CLOEXEC);
+	if (lfd < 0 || ioctl(lfd, LOOP_SET_FD, fd) < 0) {
+		errbuf_set(e, EXIT_SOFTWARE, "cannot attach '%s': %s", dev, strerror(errno));
 		if (lfd >= 0)
 			close(lfd);
 		return -1;
@@ -183,28 +193,39 @@ struct agent_checker *agent_checker_new(const char *origin, const char *logdev, 
 	if (dfd >= 0 && ioctl(dfd, BLKGETSIZE64, &disk_bytes) == 0 && disk_bytes >= c->origin_bytes) {
 		/* the host's scratch disk: nothing to attach, nothing to empty */
 		close(dfd);
-		c->cow_fd = -1;
-		snprintf(c->loop, sizeof(c->loop), "%s", COW_DISK);
+		c->store[0].fd = -1;
+		snprintf(c->store[0].dev, sizeof(c->store[0].dev), "%s", COW_DISK);
+		c->nstores = 1;
 		mkdir("/mnt", 0755);
 		mkdir(STATE_DIR, 0755);
 		return c;
 	}
 	if (dfd >= 0)
 		close(dfd);
-	c->cow_fd = open(COW_FILE, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (c->cow_fd < 0 || ftruncate(c->cow_fd, (off_t)c->origin_bytes) < 0 || attach_loop(c, e) < 0) {
-		if (!e->msg[0])
-			errbuf_set(e, EXIT_SOFTWARE, "cannot make the copy-on-write store: %s", strerror(errno));
-		close(c->log_fd);
-		free(c);
-		return NULL;
+	for (int i = 0; i < 2; i++) {
+		char path[32];
+		snprintf(path, sizeof(path), COW_FILE, i);
+		c->store[i].fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (c->store[i].fd < 0 || ftruncate(c->store[i].fd, (off_t)c->origin_bytes) < 0 ||
+		    attach_loop(c->store[i].fd, c->store[i].dev, e) < 0) {
+			if (!e->msg[0])
+				errbuf_set(e, EXIT_SOFTWARE, "cannot make the copy-on-write store: %s", strerror(errno));
+			if (c->store[i].fd >= 0)
+				close(c->store[i].fd);
+			c->nstores = i;
+			agent_checker_free(c);
+			return NULL;
+		}
 	}
+	c->nstores = 2;
 	mkdir("/mnt", 0755);
 	mkdir(STATE_DIR, 0755);
 	return c;
 }
 
 static void remove_snapshot(void);
+static int dm_ioctl(unsigned long cmd, const char *name, const void *extra, size_t extra_len,
+		    uint32_t target_count, uint32_t flags, struct dm_ioctl *out);
 
 void agent_checker_free(struct agent_checker *c)
 {
@@ -213,14 +234,18 @@ void agent_checker_free(struct agent_checker *c)
 	remove_snapshot();
 	wlog_close(&c->log);
 	close(c->log_fd);
-	if (c->cow_fd >= 0) {
-		int lfd = open(c->loop, O_RDWR | O_CLOEXEC);
+	for (int i = 0; i < c->nstores; i++) {
+		if (c->store[i].fd < 0)
+			continue;
+		int lfd = open(c->store[i].dev, O_RDWR | O_CLOEXEC);
 		if (lfd >= 0) {
 			ioctl(lfd, LOOP_CLR_FD, 0);
 			close(lfd);
 		}
-		close(c->cow_fd);
-		unlink(COW_FILE);
+		close(c->store[i].fd);
+		char path[32];
+		snprintf(path, sizeof(path), COW_FILE, i);
+		unlink(path);
 	}
 	free(c);
 }
@@ -260,13 +285,27 @@ static int dm_ioctl(unsigned long cmd, const char *name, const void *extra, size
 	return r;
 }
 
-/* Create the snapshot device and return 0 with its node in c->dev. */
-static int create_snapshot(struct agent_checker *c, struct errbuf *e)
+/* Give the state device a fresh snapshot table over store si; return 0.
+ *
+ * The first state creates the device (its node goes to c->dev). Every later
+ * one loads a new table into it and resumes, which swaps the tables: the
+ * device is never removed between states, because removing it costs a
+ * quarter of a state under TCG (del_gendisk freezes the queue: an RCU grace
+ * period), and destroying the last snapshot table that holds the kernel's
+ * bio slabs costs another (kmem_cache_destroy waits in rcu_barrier) - the
+ * new table, constructed before the old one goes, keeps them. The two
+ * tables use different stores, because a table loaded over the store of the
+ * live one takes over its exceptions (dm-snapshot's handover). */
+static int load_snapshot(struct agent_checker *c, int si, struct errbuf *e)
 {
 	struct dm_ioctl io;
-	if (dm_ioctl(DM_DEV_CREATE, STATE_NAME, NULL, 0, 0, 0, &io) < 0) {
-		errbuf_set(e, EXIT_SOFTWARE, "cannot create device-mapper device: %s", strerror(errno));
-		return -1;
+	int created = 0;
+	if (!c->live) {
+		if (dm_ioctl(DM_DEV_CREATE, STATE_NAME, NULL, 0, 0, 0, &io) < 0) {
+			errbuf_set(e, EXIT_SOFTWARE, "cannot create device-mapper device: %s", strerror(errno));
+			return -1;
+		}
+		created = 1;
 	}
 	struct {
 		struct dm_target_spec t;
@@ -276,15 +315,32 @@ static int create_snapshot(struct agent_checker *c, struct errbuf *e)
 	tbl.t.sector_start = 0;
 	tbl.t.length = c->origin_bytes / 512;
 	snprintf(tbl.t.target_type, sizeof(tbl.t.target_type), "snapshot");
-	int n = snprintf(tbl.params, sizeof(tbl.params), "%s %s N 8", c->origin, c->loop);
+	int n = snprintf(tbl.params, sizeof(tbl.params), "%s %s N 8", c->origin, c->store[si].dev);
 	size_t len = sizeof(tbl.t) + (size_t)n + 1;
 	len = (len + 7) & ~(size_t)7;
 	tbl.t.next = 0;
 	if (dm_ioctl(DM_TABLE_LOAD, STATE_NAME, &tbl, len, 1, 0, NULL) < 0 ||
 	    dm_ioctl(DM_DEV_SUSPEND, STATE_NAME, NULL, 0, 0, 0, &io) < 0) {
 		errbuf_set(e, EXIT_SOFTWARE, "cannot load the snapshot table: %s", strerror(errno));
-		dm_ioctl(DM_DEV_REMOVE, STATE_NAME, NULL, 0, 0, 0, NULL);
+		remove_snapshot();
+		c->live = 0;
 		return -1;
+	}
+	c->live = 1;
+	c->cur = si;
+	if (!created) {
+		/* the same block device as the last state's: drop its cache */
+		int fd = open(c->dev, O_RDWR | O_CLOEXEC);
+		int r = fd < 0 ? -1 : ioctl(fd, BLKFLSBUF, 0);
+		if (fd >= 0)
+			close(fd);
+		if (r < 0) {
+			errbuf_set(e, EXIT_SOFTWARE, "cannot drop the cache of '%s': %s", c->dev, strerror(errno));
+			remove_snapshot();
+			c->live = 0;
+			return -1;
+		}
+		return 0;
 	}
 	unsigned minor = (unsigned)((io.dev & 0xff) | ((io.dev >> 12) & 0xfff00));
 	snprintf(c->dev, sizeof(c->dev), "/dev/dm-%u", minor);
@@ -331,8 +387,7 @@ static void remove_snapshot(void)
 	}
 }
 
-/* The kernel's recent messages, one line each, joined with " | ". */
-static void kernel_tail(char *out, size_t outlen)
+void agent_kernel_tail(char *out, size_t outlen)
 {
 	char buf[16384];
 	int n = klogctl(3 /* SYSLOG_ACTION_READ_ALL */, buf, sizeof(buf) - 1);
@@ -408,9 +463,14 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	}
 	have_spec = 1;
 
-	/* 1. the snapshot */
-	remove_snapshot();
-	if (create_snapshot(c, e) < 0)
+	/* 1. the snapshot: a new table over the store the last state did not use */
+	if (c->live && c->nstores < 2) {
+		remove_snapshot();
+		c->live = 0;
+	}
+	if (!c->live)
+		remove_snapshot();      /* one an earlier checker left */
+	if (load_snapshot(c, c->live ? 1 - c->cur : 0, e) < 0)
 		goto out;
 
 	/* 2. the state's writes */
@@ -457,7 +517,7 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	} else {
 		int e = errno;
 		char kt[1500];
-		kernel_tail(kt, sizeof(kt));
+		agent_kernel_tail(kt, sizeof(kt));
 		snprintf(msg, sizeof(msg), "mount: %s%s%s", strerror(e), *kt ? " | " : "", kt);
 		t_mount = now_ms() - t1;
 	}
@@ -483,10 +543,18 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	ret = 0;
 
 out_remove:
-	remove_snapshot();
-	/* Empty the copy-on-write store: its blocks are RAM. (A scratch disk
-	 * needs nothing: a transient store never reads what it held.) */
-	if (c->cow_fd >= 0 && (ftruncate(c->cow_fd, 0) < 0 || ftruncate(c->cow_fd, (off_t)c->origin_bytes) < 0))
+	/* The device stays for the next state's table, unless this one failed
+	 * or there is only one store. */
+	if (ret < 0 || c->nstores < 2) {
+		remove_snapshot();
+		c->live = 0;
+	}
+	/* Empty the store this state used: its blocks are RAM. Its table, idle
+	 * now, never reads it again: the next state swaps in the other store.
+	 * (A scratch disk needs nothing: a transient store never reads what it
+	 * held.) */
+	int sfd = c->store[c->cur].fd;
+	if (sfd >= 0 && (ftruncate(sfd, 0) < 0 || ftruncate(sfd, (off_t)c->origin_bytes) < 0))
 		ret = -1;
 	if (ret == 0) {
 		double total = now_ms() - t0;
