@@ -54,13 +54,21 @@
 #define OUTPUT_MAX (64 * 1024)
 
 struct agent_checker {
-	char dev[32];           /* the snapshot's node, /dev/dm-N (devtmpfs makes it) */
 	char origin[64];
 	int log_fd;
 	struct wlog log;
 	uint64_t origin_bytes;
-	/* The copy-on-write stores: two loop devices over tmpfs files, used in
-	 * turn, or one, COW_DISK, the host's scratch disk (fd -1). */
+};
+
+/* Where states are built: the state device and its copy-on-write stores.
+ * It outlives a checker (one write log): the next log of the guest - a
+ * checker guest that lives across recordings gets one per fs run - builds
+ * its states on the same device, over the same origin. */
+static struct stage {
+	char origin[64];
+	uint64_t origin_bytes;
+	/* two loop devices over tmpfs files, used in turn, or one, COW_DISK,
+	 * the host's scratch disk (fd -1); none before the first checker */
 	struct {
 		int fd;
 		char dev[32];
@@ -68,7 +76,8 @@ struct agent_checker {
 	int nstores;
 	int cur;                /* the store the device's table uses */
 	int live;               /* the device exists, with a snapshot table */
-};
+	char dev[32];           /* its node, /dev/dm-N (devtmpfs makes it) */
+} stage;
 
 static double now_ms(void)
 {
@@ -156,6 +165,69 @@ static int attach_loop(int fd, char *dev, struct errbuf *e)
 	return 0;
 }
 
+static void remove_snapshot(void);
+static int dm_ioctl(unsigned long cmd, const char *name, const void *extra, size_t extra_len,
+		    uint32_t target_count, uint32_t flags, struct dm_ioctl *out);
+
+/* The stage goes: the device, the loop devices, their files. */
+static void stage_free(void)
+{
+	remove_snapshot();
+	for (int i = 0; i < stage.nstores; i++) {
+		if (stage.store[i].fd < 0)
+			continue;
+		int lfd = open(stage.store[i].dev, O_RDWR | O_CLOEXEC);
+		if (lfd >= 0) {
+			ioctl(lfd, LOOP_CLR_FD, 0);
+			close(lfd);
+		}
+		close(stage.store[i].fd);
+		char path[32];
+		snprintf(path, sizeof(path), COW_FILE, i);
+		unlink(path);
+	}
+	memset(&stage, 0, sizeof(stage));
+}
+
+/* The stores for states of origin (bytes long): the host's scratch disk
+ * when it has one as big, else two loop devices over tmpfs files. */
+static int stage_setup(const char *origin, uint64_t bytes, struct errbuf *e)
+{
+	remove_snapshot();      /* one an earlier agent left */
+	memset(&stage, 0, sizeof(stage));
+	snprintf(stage.origin, sizeof(stage.origin), "%s", origin);
+	stage.origin_bytes = bytes;
+	uint64_t disk_bytes = 0;
+	int dfd = open(COW_DISK, O_RDONLY | O_CLOEXEC);
+	if (dfd >= 0 && ioctl(dfd, BLKGETSIZE64, &disk_bytes) == 0 && disk_bytes >= bytes) {
+		/* the host's scratch disk: nothing to attach, nothing to empty */
+		close(dfd);
+		stage.store[0].fd = -1;
+		snprintf(stage.store[0].dev, sizeof(stage.store[0].dev), "%s", COW_DISK);
+		stage.nstores = 1;
+		return 0;
+	}
+	if (dfd >= 0)
+		close(dfd);
+	for (int i = 0; i < 2; i++) {
+		char path[32];
+		snprintf(path, sizeof(path), COW_FILE, i);
+		stage.store[i].fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (stage.store[i].fd < 0 || ftruncate(stage.store[i].fd, (off_t)bytes) < 0 ||
+		    attach_loop(stage.store[i].fd, stage.store[i].dev, e) < 0) {
+			if (!e->msg[0])
+				errbuf_set(e, EXIT_SOFTWARE, "cannot make the copy-on-write store: %s", strerror(errno));
+			if (stage.store[i].fd >= 0)
+				close(stage.store[i].fd);
+			stage.nstores = i;
+			stage_free();
+			return -1;
+		}
+		stage.nstores = i + 1;
+	}
+	return 0;
+}
+
 struct agent_checker *agent_checker_new(const char *origin, const char *logdev, struct errbuf *e)
 {
 	errbuf_clear(e);
@@ -188,65 +260,26 @@ struct agent_checker *agent_checker_new(const char *origin, const char *logdev, 
 		return NULL;
 	}
 	close(ofd);
-	uint64_t disk_bytes = 0;
-	int dfd = open(COW_DISK, O_RDONLY | O_CLOEXEC);
-	if (dfd >= 0 && ioctl(dfd, BLKGETSIZE64, &disk_bytes) == 0 && disk_bytes >= c->origin_bytes) {
-		/* the host's scratch disk: nothing to attach, nothing to empty */
-		close(dfd);
-		c->store[0].fd = -1;
-		snprintf(c->store[0].dev, sizeof(c->store[0].dev), "%s", COW_DISK);
-		c->nstores = 1;
-		mkdir("/mnt", 0755);
-		mkdir(STATE_DIR, 0755);
-		return c;
+	if (stage.nstores && (strcmp(stage.origin, c->origin) || stage.origin_bytes != c->origin_bytes))
+		stage_free();
+	if (!stage.nstores && stage_setup(c->origin, c->origin_bytes, e) < 0) {
+		wlog_close(&c->log);
+		close(c->log_fd);
+		free(c);
+		return NULL;
 	}
-	if (dfd >= 0)
-		close(dfd);
-	for (int i = 0; i < 2; i++) {
-		char path[32];
-		snprintf(path, sizeof(path), COW_FILE, i);
-		c->store[i].fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-		if (c->store[i].fd < 0 || ftruncate(c->store[i].fd, (off_t)c->origin_bytes) < 0 ||
-		    attach_loop(c->store[i].fd, c->store[i].dev, e) < 0) {
-			if (!e->msg[0])
-				errbuf_set(e, EXIT_SOFTWARE, "cannot make the copy-on-write store: %s", strerror(errno));
-			if (c->store[i].fd >= 0)
-				close(c->store[i].fd);
-			c->nstores = i;
-			agent_checker_free(c);
-			return NULL;
-		}
-	}
-	c->nstores = 2;
 	mkdir("/mnt", 0755);
 	mkdir(STATE_DIR, 0755);
 	return c;
 }
 
-static void remove_snapshot(void);
-static int dm_ioctl(unsigned long cmd, const char *name, const void *extra, size_t extra_len,
-		    uint32_t target_count, uint32_t flags, struct dm_ioctl *out);
-
+/* The checker goes; the stage stays for the next one. */
 void agent_checker_free(struct agent_checker *c)
 {
 	if (!c)
 		return;
-	remove_snapshot();
 	wlog_close(&c->log);
 	close(c->log_fd);
-	for (int i = 0; i < c->nstores; i++) {
-		if (c->store[i].fd < 0)
-			continue;
-		int lfd = open(c->store[i].dev, O_RDWR | O_CLOEXEC);
-		if (lfd >= 0) {
-			ioctl(lfd, LOOP_CLR_FD, 0);
-			close(lfd);
-		}
-		close(c->store[i].fd);
-		char path[32];
-		snprintf(path, sizeof(path), COW_FILE, i);
-		unlink(path);
-	}
 	free(c);
 }
 
@@ -287,7 +320,7 @@ static int dm_ioctl(unsigned long cmd, const char *name, const void *extra, size
 
 /* Give the state device a fresh snapshot table over store si; return 0.
  *
- * The first state creates the device (its node goes to c->dev). Every later
+ * The first state creates the device (its node goes to stage.dev). Every later
  * one loads a new table into it and resumes, which swaps the tables: the
  * device is never removed between states, because removing it costs a
  * quarter of a state under TCG (del_gendisk freezes the queue: an RCU grace
@@ -300,7 +333,7 @@ static int load_snapshot(struct agent_checker *c, int si, struct errbuf *e)
 {
 	struct dm_ioctl io;
 	int created = 0;
-	if (!c->live) {
+	if (!stage.live) {
 		if (dm_ioctl(DM_DEV_CREATE, STATE_NAME, NULL, 0, 0, 0, &io) < 0) {
 			errbuf_set(e, EXIT_SOFTWARE, "cannot create device-mapper device: %s", strerror(errno));
 			return -1;
@@ -315,7 +348,7 @@ static int load_snapshot(struct agent_checker *c, int si, struct errbuf *e)
 	tbl.t.sector_start = 0;
 	tbl.t.length = c->origin_bytes / 512;
 	snprintf(tbl.t.target_type, sizeof(tbl.t.target_type), "snapshot");
-	int n = snprintf(tbl.params, sizeof(tbl.params), "%s %s N 8", c->origin, c->store[si].dev);
+	int n = snprintf(tbl.params, sizeof(tbl.params), "%s %s N 8", c->origin, stage.store[si].dev);
 	size_t len = sizeof(tbl.t) + (size_t)n + 1;
 	len = (len + 7) & ~(size_t)7;
 	tbl.t.next = 0;
@@ -323,29 +356,29 @@ static int load_snapshot(struct agent_checker *c, int si, struct errbuf *e)
 	    dm_ioctl(DM_DEV_SUSPEND, STATE_NAME, NULL, 0, 0, 0, &io) < 0) {
 		errbuf_set(e, EXIT_SOFTWARE, "cannot load the snapshot table: %s", strerror(errno));
 		remove_snapshot();
-		c->live = 0;
+		stage.live = 0;
 		return -1;
 	}
-	c->live = 1;
-	c->cur = si;
+	stage.live = 1;
+	stage.cur = si;
 	if (!created) {
 		/* the same block device as the last state's: drop its cache */
-		int fd = open(c->dev, O_RDWR | O_CLOEXEC);
+		int fd = open(stage.dev, O_RDWR | O_CLOEXEC);
 		int r = fd < 0 ? -1 : ioctl(fd, BLKFLSBUF, 0);
 		if (fd >= 0)
 			close(fd);
 		if (r < 0) {
-			errbuf_set(e, EXIT_SOFTWARE, "cannot drop the cache of '%s': %s", c->dev, strerror(errno));
+			errbuf_set(e, EXIT_SOFTWARE, "cannot drop the cache of '%s': %s", stage.dev, strerror(errno));
 			remove_snapshot();
-			c->live = 0;
+			stage.live = 0;
 			return -1;
 		}
 		return 0;
 	}
 	unsigned minor = (unsigned)((io.dev & 0xff) | ((io.dev >> 12) & 0xfff00));
-	snprintf(c->dev, sizeof(c->dev), "/dev/dm-%u", minor);
+	snprintf(stage.dev, sizeof(stage.dev), "/dev/dm-%u", minor);
 	/* devtmpfs makes the node asynchronously; wait for it briefly. */
-	for (int i = 0; i < 200 && access(c->dev, F_OK) < 0; i++) {
+	for (int i = 0; i < 200 && access(stage.dev, F_OK) < 0; i++) {
 		struct timespec ts = { 0, 1000 * 1000 };
 		nanosleep(&ts, NULL);
 	}
@@ -464,19 +497,17 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	have_spec = 1;
 
 	/* 1. the snapshot: a new table over the store the last state did not use */
-	if (c->live && c->nstores < 2) {
+	if (stage.live && stage.nstores < 2) {
 		remove_snapshot();
-		c->live = 0;
+		stage.live = 0;
 	}
-	if (!c->live)
-		remove_snapshot();      /* one an earlier checker left */
-	if (load_snapshot(c, c->live ? 1 - c->cur : 0, e) < 0)
+	if (load_snapshot(c, stage.live ? 1 - stage.cur : 0, e) < 0)
 		goto out;
 
 	/* 2. the state's writes */
-	int dev = open(c->dev, O_RDWR | O_CLOEXEC);
+	int dev = open(stage.dev, O_RDWR | O_CLOEXEC);
 	if (dev < 0) {
-		errbuf_set(e, EXIT_SOFTWARE, "cannot open '%s': %s", c->dev, strerror(errno));
+		errbuf_set(e, EXIT_SOFTWARE, "cannot open '%s': %s", stage.dev, strerror(errno));
 		goto out_remove;
 	}
 	if (wlog_apply(&c->log, &spec, dev, &bytes, &werr) < 0) {
@@ -497,7 +528,7 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 
 	/* 3. mount (recovery runs), capture, unmount */
 	klogctl(5 /* SYSLOG_ACTION_CLEAR */, NULL, 0);
-	if (mount(c->dev, STATE_DIR, fs, 0, mopts && *mopts ? mopts : NULL) == 0) {
+	if (mount(stage.dev, STATE_DIR, fs, 0, mopts && *mopts ? mopts : NULL) == 0) {
 		mount_ok = 1;
 		double t2 = now_ms();
 		t_mount = t2 - t1;
@@ -529,7 +560,7 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	int fa = 0;
 	while (fargv[fa])
 		fa++;
-	fargv[fa++] = c->dev;
+	fargv[fa++] = stage.dev;
 	fargv[fa] = NULL;
 	fsck_status = run_capture(fargv, &fsck_out, &fsck_len);
 	t_fsck = now_ms() - t4;
@@ -545,15 +576,15 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 out_remove:
 	/* The device stays for the next state's table, unless this one failed
 	 * or there is only one store. */
-	if (ret < 0 || c->nstores < 2) {
+	if (ret < 0 || stage.nstores < 2) {
 		remove_snapshot();
-		c->live = 0;
+		stage.live = 0;
 	}
 	/* Empty the store this state used: its blocks are RAM. Its table, idle
 	 * now, never reads it again: the next state swaps in the other store.
 	 * (A scratch disk needs nothing: a transient store never reads what it
 	 * held.) */
-	int sfd = c->store[c->cur].fd;
+	int sfd = stage.store[stage.cur].fd;
 	if (sfd >= 0 && (ftruncate(sfd, 0) < 0 || ftruncate(sfd, (off_t)c->origin_bytes) < 0))
 		ret = -1;
 	if (ret == 0) {
