@@ -4,11 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* xfs_repair -P: no prefetching threads, which check nothing more and on a
- * one-CPU guest under TCG only cost time (about 15% of the check). */
 const struct fs_type fs_types[FS_COUNT] = {
 	{ "ext4", "mkfs.ext4", "e2fsprogs", { "-F", "-q", NULL }, "-V", { "e2fsck", "-fn", NULL }, 0, "ext4" },
-	{ "xfs", "mkfs.xfs", "xfsprogs", { "-f", "-q", NULL }, "-V", { "xfs_repair", "-n", "-P", NULL }, 300LL << 20, "xfs" },
+	{ "xfs", "mkfs.xfs", "xfsprogs", { "-f", "-q", NULL }, "-V", { "xfs_repair", "-n", NULL }, 300LL << 20, "xfs" },
 	{ "btrfs", "mkfs.btrfs", "btrfs-progs", { "-f", "-q", NULL }, "--version", { "btrfs", "check", "--readonly", NULL },
 	  0, "btrfs" },
 	{ "f2fs", "mkfs.f2fs", "f2fs-tools", { "-f", NULL }, "-V", { "fsck.f2fs", "--dry-run", NULL }, 0, "f2fs-posix" },
