@@ -22,7 +22,7 @@ int cmd_bench_suite(int argc, char **argv, struct cmd_ctx *ctx, const char *usag
 static const char bench_usage[] =
 	"usage: crashlab bench boot [-n N] [--accel auto|kvm|tcg]\n"
 	"       crashlab bench check [--fs LIST] [--crash MODE] [WORKLOAD.wl]\n"
-	"       crashlab bench barrier [-n N] [--delay MS]\n"
+	"       crashlab bench barrier [-n N] [--delay MS,...] [--fs LIST]\n"
 	"       crashlab bench suite [--seq 1|2|3 | --from DIR] [--fs LIST] [-j N] [--sample N] [--classic N]\n"
 	"       crashlab bench pool [--fs LIST] [--slots N] [--out DIR] [--no-classic]\n"
 	"                           WORKLOAD.wl...\n"
@@ -35,11 +35,16 @@ static const char bench_usage[] =
 	"       state split into mount (with recovery and unmount), capture, fsck and\n"
 	"       everything else (replay, snapshot, transport), and the ratio of\n"
 	"       everything else to mount + fsck. Uses a throw-away database.\n"
-	"barrier  on ext4 and xfs over dm-delay (every cache flush takes --delay ms,\n"
-	"       default 20, as on a slow disk), N times (default 50) write 4 KiB, then\n"
-	"       fdatasync | fdatabarrier | fsync | fbarrier, then rename; print the\n"
-	"       milliseconds per iteration and the cost ratios durable / ordered.\n"
-	"       Needs the kernel series (the barrier calls).\n"
+	"barrier  what a user pays for durability and what the barrier calls save:\n"
+	"       the atomic replace applications do (git objects, an editor's save,\n"
+	"       overlayfs' copy-up) - create a file, write 4 KiB, fsync | fbarrier |\n"
+	"       fdatasync | fdatabarrier (or none, and rename with RENAME_BARRIER),\n"
+	"       close, rename it over the old one - N times (default 50), then\n"
+	"       syncfs, all timed, so a barrier that defers work to the next commit\n"
+	"       pays for it. On each file system (--fs, default all four) over\n"
+	"       dm-delay, whose cache flushes take each --delay (default 0,2,20 ms).\n"
+	"       Prints operations per second and the barriers' speedups over the\n"
+	"       durable calls. Needs the kernel series (the barrier calls).\n"
 	"suite  the throughput of crashlab run on a generated suite (crashlab gen\n"
 	"       --seq N, default 1; or the .wl files of --from DIR): the suite (or\n"
 	"       --sample N of it, evenly spaced) as one batch with -j N workers, then\n"
@@ -70,64 +75,108 @@ static int guest_script(struct vm *vm, const char *script, struct sbuf *out)
 	return status;
 }
 
-static int bench_barrier(int iterations, int delay_ms, struct cmd_ctx *ctx)
+/* The calls bench barrier compares, in its columns' order: each durable
+ * call beside the barrier that orders the same. */
+static const char *const barrier_calls[] = { "fsync", "fbarrier", "fdatasync", "fdatabarrier", "rename-barrier" };
+#define BARRIER_CALLS 5
+
+/* "0,2,20" into at most max delays; the count, or -1. */
+static int parse_delays(const char *list, int *out, int max)
 {
+	int n = 0;
+	const char *p = list;
+	while (*p) {
+		char *end;
+		long v = strtol(p, &end, 10);
+		if (end == p || v < 0 || v > 10000 || (*end && *end != ',') || n == max)
+			return -1;
+		out[n++] = (int)v;
+		p = *end ? end + 1 : end;
+	}
+	return n ? n : -1;
+}
+
+static int bench_barrier(int iterations, const char *delay_list, const char *fs_list, struct cmd_ctx *ctx)
+{
+	int delays[8];
+	int nd = parse_delays(delay_list, delays, 8);
+	if (nd < 0)
+		usage_error(ctx->name, "--delay takes up to 8 comma-separated milliseconds (0-10000), not '%s'",
+			    delay_list);
+	struct strvec fss = STRVEC_INIT;
+	cmd_fs_list(ctx, fs_list, &fss);
 	long nr_fb, nr_fdb;
 	struct vm_config cfg = { .mem_mb = 1024 };
 	cmd_guest(ctx, &cfg);
 	guest_barrier_syscalls(ctx->kernel, &nr_fb, &nr_fdb);
 	if (nr_fb < 0 || nr_fdb < 0)
 		die_code(EXIT_CONFIG, "this kernel has no fbarrier/fdatabarrier; build it with the series in kernel/");
-	static const char *const fss[] = { "ext4", "xfs" };
-	static const char *const calls[] = { "fdatasync", "fdatabarrier", "fsync", "fbarrier" };
 	char *dir = cmd_tmpdir("bench");
 	struct errbuf e;
-	for (int i = 0; i < 2; i++)
-		if (guest_add_fs_disk(&cfg, dir, fss[i], IMG_BASE_DEFAULT_SIZE, &e) < 0)
+	for (size_t i = 0; i < fss.n; i++)
+		if (guest_add_fs_disk(&cfg, dir, fss.v[i], IMG_BASE_DEFAULT_SIZE, &e) < 0)
 			die_err(&e);
 	struct vm vm;
 	int rc = cmd_vm_start(&vm, &cfg);
 	if (rc)
 		return rc;
 	struct sbuf out = SBUF_INIT;
-	printf("%-5s %12s %12s %12s %12s   %s\n", "fs", "fdatasync", "fdatabarrier", "fsync", "fbarrier",
-	       "fdatasync/fdatabarrier  fsync/fbarrier");
-	for (int i = 0; i < 2 && !rc; i++) {
-		double ms[4] = { 0 };
-		/* A slow disk: dm-delay holds every flush for delay_ms. */
-		char *setup = xasprintf(
-			"export DM_DISABLE_UDEV=1; d=/dev/vd%c; n=$(blockdev --getsz $d) && "
-			"dmsetup create --noudevsync slow --table \"0 $n delay $d 0 0 $d 0 0 $d 0 %d\" && "
-			"mkdir -p /mnt/b && mount -t %s /dev/mapper/slow /mnt/b",
-			'a' + i, delay_ms, fss[i]);
-		if (guest_script(&vm, setup, &out) != 0) {
-			error("%s: cannot set up the delayed disk: %.*s", fss[i], (int)strcspn(out.buf, "\n"), out.buf);
-			rc = EXIT_GUEST;
-		}
-		free(setup);
-		for (int c = 0; c < 4 && !rc; c++) {
-			char *cmd = xasprintf("/init bench-barrier /mnt/b %d %s %ld %ld", iterations, calls[c], nr_fb,
-					      nr_fdb);
-			if (!msg_quiet())
-				fprintf(stderr, "crashlab: %s: %d x write, %s, rename\n", fss[i], iterations, calls[c]);
-			if (guest_script(&vm, cmd, &out) != 0 || sscanf(out.buf, "%*s %lf", &ms[c]) != 1) {
-				error("%s: %s: %.*s", fss[i], calls[c], (int)strcspn(out.buf, "\n"), out.buf);
+	printf("%-6s %6s %9s %9s %9s %9s %9s  %10s %10s\n", "fs", "flush", "fsync", "fbarrier", "fdatasync",
+	       "fdatabarr", "rename-b", "fbarrier/", "fdatabarr/");
+	printf("%-6s %6s %9s %9s %9s %9s %9s  %10s %10s\n", "", "delay", "ops/s", "ops/s", "ops/s", "ops/s", "ops/s",
+	       "fsync", "fdatasync");
+	for (size_t i = 0; i < fss.n && !rc; i++) {
+		for (int d = 0; d < nd && !rc; d++) {
+			double ops[BARRIER_CALLS] = { 0 };
+			/* A disk whose cache flushes take delays[d] ms (dm-delay: reads
+			 * and writes undelayed, flushes delayed). */
+			char *setup = xasprintf(
+				"export DM_DISABLE_UDEV=1; d=/dev/vd%c; n=$(blockdev --getsz $d) && "
+				"dmsetup create --noudevsync slow --table \"0 $n delay $d 0 0 $d 0 0 $d 0 %d\" && "
+				"mkdir -p /mnt/b && mount -t %s /dev/mapper/slow /mnt/b",
+				(char)('a' + i), delays[d], fss.v[i]);
+			if (guest_script(&vm, setup, &out) != 0) {
+				error("%s: cannot set up the delayed disk: %.*s", fss.v[i], (int)strcspn(out.buf, "\n"),
+				      out.buf);
 				rc = EXIT_GUEST;
 			}
-			free(cmd);
+			free(setup);
+			for (int c = 0; c < BARRIER_CALLS && !rc; c++) {
+				char *cmd = xasprintf("/init bench-barrier /mnt/b %d %s %ld %ld", iterations,
+						      barrier_calls[c], nr_fb, nr_fdb);
+				if (!msg_quiet())
+					fprintf(stderr, "crashlab: %s, flush delay %d ms: %d x create, write, %s, rename; syncfs\n",
+						fss.v[i], delays[d], iterations, barrier_calls[c]);
+				double total = 0, sfs = 0;
+				if (guest_script(&vm, cmd, &out) != 0 || sscanf(out.buf, "%*s %lf %lf", &total, &sfs) != 2 ||
+				    total <= 0) {
+					error("%s: %s: %.*s", fss.v[i], barrier_calls[c], (int)strcspn(out.buf, "\n"), out.buf);
+					rc = EXIT_GUEST;
+				} else {
+					ops[c] = iterations / (total / 1000.0);
+				}
+				free(cmd);
+			}
+			guest_script(&vm, "umount /mnt/b; DM_DISABLE_UDEV=1 dmsetup remove --noudevsync slow", &out);
+			if (!rc) {
+				char dl[16];
+				snprintf(dl, sizeof(dl), "%dms", delays[d]);
+				printf("%-6s %6s %9.0f %9.0f %9.0f %9.0f %9.0f  %9.2fx %9.2fx\n", fss.v[i], dl, ops[0], ops[1],
+				       ops[2], ops[3], ops[4], ops[1] / ops[0], ops[3] / ops[2]);
+				fflush(stdout);
+			}
 		}
-		guest_script(&vm, "umount /mnt/b; DM_DISABLE_UDEV=1 dmsetup remove --noudevsync slow", &out);
-		if (!rc)
-			printf("%-5s %10.2fms %10.2fms %10.2fms %10.2fms   %22.1fx %14.1fx\n", fss[i], ms[0], ms[1], ms[2],
-			       ms[3], ms[1] > 0 ? ms[0] / ms[1] : 0, ms[3] > 0 ? ms[2] / ms[3] : 0);
 	}
-	printf("per iteration (write 4 KiB; call; rename), %d iterations, flush delay %d ms, accelerator %s\n",
-	       iterations, delay_ms, cfg.accel);
+	printf("operations per second of the atomic replace: create t, write 4 KiB, the call, close, rename t\n"
+	       "over f (rename-b: no call, renameat2 with RENAME_BARRIER); %d of them, then syncfs, timed together;\n"
+	       "the flush delay is dm-delay's on every cache flush; accelerator %s\n",
+	       iterations, cfg.accel);
 	vm_stop(&vm);
 	vm_free(&vm);
 	rm_rf(dir);
 	free(dir);
 	sbuf_free(&out);
+	strvec_free(&fss);
 	guest_config_free(&cfg);
 	return rc;
 }
@@ -407,7 +456,7 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 {
 	int count = 0; /* 0: the benchmark's default */
 	const char *fs = "ext4,xfs,btrfs,f2fs", *crash = "write";
-	int delay = 20;
+	const char *delay = "0,2,20", *barrier_fs = "ext4,xfs,btrfs,f2fs";
 	const struct opt none[] = { { OPT_END, 0, NULL, NULL, NULL, NULL } };
 	const struct opt boot_opts[] = {
 		{ OPT_INT, 'n', "count", &count, "N", "boots (default 5)" },
@@ -429,7 +478,8 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 	};
 	const struct opt barrier_opts[] = {
 		{ OPT_INT, 'n', "count", &count, "N", "iterations (default 50)" },
-		{ OPT_INT, 0, "delay", &delay, "MS", "flush delay of the slow disk (default 20)" },
+		{ OPT_STRING, 0, "delay", &delay, "MS,...", "flush delays of the slow disk (default 0,2,20)" },
+		{ OPT_STRING, 0, "fs", &barrier_fs, "LIST", "file systems (default all four)" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },
 	};
 	int n = cmd_parse(ctx, argc, argv, none, bench_usage, OPT_STOP_AT_NONOPT);
@@ -442,7 +492,7 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 			usage_error(ctx->name, "barrier takes no arguments");
 		if (count < 0)
 			usage_error(ctx->name, "-n must be at least 1");
-		return bench_barrier(count ? count : 50, delay, ctx);
+		return bench_barrier(count ? count : 50, delay, barrier_fs, ctx);
 	}
 	if (!strcmp(sub, "check")) {
 		int k = cmd_parse(ctx, n, argv, check_opts, bench_usage, 0);

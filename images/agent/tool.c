@@ -2,7 +2,7 @@
  * tool.c - the agent binary run by hand inside a guest (not as PID 1):
  *   crashlab-agent run-ops MOUNTDIR FILE.wl [--fbarrier NR] [--fdatabarrier NR]
  *   crashlab-agent tree DIR
- *   crashlab-agent bench-barrier DIR N fdatasync|fdatabarrier|fsync|fbarrier NR_FB NR_FDB
+ *   crashlab-agent bench-barrier DIR N CALL NR_FB NR_FDB
  *
  * Method. run-ops parses the whole workload first (a parse error is
  * printed and nothing runs: exit 2), then runs every op, [setup] and
@@ -29,13 +29,15 @@
 static const char usage[] =
 	"usage: crashlab-agent run-ops MOUNTDIR FILE.wl [--fbarrier NR] [--fdatabarrier NR]\n"
 	"   or: crashlab-agent tree DIR\n"
-	"   or: crashlab-agent bench-barrier DIR N fdatasync|fdatabarrier|fsync|fbarrier NR_FB NR_FDB\n"
+	"   or: crashlab-agent bench-barrier DIR N CALL NR_FB NR_FDB\n"
 	"\n"
 	"run-ops  run every op of the workload against the file system mounted at\n"
 	"         MOUNTDIR; print per op: op, ret, errno, ino, ino2 (tab-separated)\n"
 	"tree     print the observed tree of DIR, one node per line\n"
-	"bench-barrier  N times: write 4 KiB to DIR/t, make it durable or ordered with\n"
-	"         the named call, rename t to f; print the mean milliseconds per iteration\n"
+	"bench-barrier  N times: create DIR/t, write 4 KiB, CALL (fdatasync, fdatabarrier,\n"
+	"         fsync, fbarrier; rename-barrier: none), close, rename t over f (with\n"
+	"         RENAME_BARRIER for rename-barrier); then syncfs; print CALL, the total\n"
+	"         milliseconds and those of the syncfs\n"
 	"\n"
 	"--fbarrier NR, --fdatabarrier NR: the barrier calls' syscall numbers;\n"
 	"without them those ops fail with ENOSYS\n";
@@ -137,8 +139,14 @@ static int run_ops(int argc, char **argv)
 	return 0;
 }
 
-/* The pattern an application uses to replace a file: write, order or make
- * durable, rename. Timed over n iterations with the real system calls. */
+#define CL_RENAME_BARRIER (1 << 3) /* the series' renameat2 flag */
+
+/* The pattern an application uses to replace a file atomically (a git
+ * object, an editor's save, overlayfs' copy-up): create t, write 4 KiB,
+ * make it durable or ordered with CALL, close, rename t over f - or, for
+ * rename-barrier, no call and renameat2(RENAME_BARRIER). n iterations, then
+ * syncfs(), timed together: a barrier that defers work to the next commit
+ * pays for it there. Prints "CALL TOTAL_MS SYNCFS_MS". */
 static int bench_barrier(int argc, char **argv)
 {
 	if (argc != 7)
@@ -148,21 +156,35 @@ static int bench_barrier(int argc, char **argv)
 	long nr_fb = atol(argv[5]), nr_fdb = atol(argv[6]);
 	if (n <= 0)
 		return tool_usage("bad iteration count '%s'", argv[3]);
-	if (chdir(argv[2]) < 0) {
+	static const char *const calls[] = { "fdatasync", "fdatabarrier", "fsync", "fbarrier", "rename-barrier", NULL };
+	int known = 0;
+	for (int i = 0; calls[i]; i++)
+		known |= !strcmp(call, calls[i]);
+	if (!known)
+		return tool_usage("unknown call '%s'", call);
+	int dir = open(argv[2], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dir < 0 || fchdir(dir) < 0) {
 		fprintf(stderr, "crashlab-agent: cannot enter '%s': %s\n", argv[2], strerror(errno));
 		return 1;
 	}
 	static char buf[4096];
 	memset(buf, 'b', sizeof(buf));
-	struct timespec t0, t1;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < n; i++) {
-		int fd = open("t", O_CREAT | O_WRONLY | O_TRUNC, 0644);
+	struct timespec t0, t1, t2;
+	/* one untimed round first, then a clean start: f exists, nothing dirty */
+	for (int i = -1; i < n; i++) {
+		if (i == 0) {
+			if (syncfs(dir) < 0) {
+				fprintf(stderr, "crashlab-agent: syncfs: %s\n", strerror(errno));
+				return 1;
+			}
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+		}
+		int fd = open("t", O_CREAT | O_WRONLY | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0 || pwrite(fd, buf, sizeof(buf), 0) != (ssize_t)sizeof(buf)) {
 			fprintf(stderr, "crashlab-agent: write: %s\n", strerror(errno));
 			return 1;
 		}
-		long r;
+		long r = 0;
 		if (!strcmp(call, "fdatasync"))
 			r = fdatasync(fd);
 		else if (!strcmp(call, "fsync"))
@@ -171,21 +193,30 @@ static int bench_barrier(int argc, char **argv)
 			r = nr_fdb < 0 ? (errno = ENOSYS, -1) : syscall(nr_fdb, fd, 0);
 		else if (!strcmp(call, "fbarrier"))
 			r = nr_fb < 0 ? (errno = ENOSYS, -1) : syscall(nr_fb, fd, 0);
-		else
-			return tool_usage("unknown call '%s'", call);
 		if (r < 0) {
 			fprintf(stderr, "crashlab-agent: %s: %s\n", call, strerror(errno));
 			return 1;
 		}
 		close(fd);
-		if (rename("t", "f") < 0) {
+		if (!strcmp(call, "rename-barrier"))
+			r = syscall(SYS_renameat2, AT_FDCWD, "t", AT_FDCWD, "f", CL_RENAME_BARRIER);
+		else
+			r = rename("t", "f");
+		if (r < 0) {
 			fprintf(stderr, "crashlab-agent: rename: %s\n", strerror(errno));
 			return 1;
 		}
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
-	double ms = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
-	printf("%s %.3f\n", call, ms / n);
+	if (syncfs(dir) < 0) {
+		fprintf(stderr, "crashlab-agent: syncfs: %s\n", strerror(errno));
+		return 1;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t2);
+	close(dir);
+	double all = (double)(t2.tv_sec - t0.tv_sec) * 1e3 + (double)(t2.tv_nsec - t0.tv_nsec) / 1e6;
+	double sfs = (double)(t2.tv_sec - t1.tv_sec) * 1e3 + (double)(t2.tv_nsec - t1.tv_nsec) / 1e6;
+	printf("%s %.3f %.3f\n", call, all, sfs);
 	return 0;
 }
 

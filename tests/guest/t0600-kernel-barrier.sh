@@ -54,8 +54,15 @@ done
 
 # The cost benchmark runs and prints its ratios (the figures themselves are
 # measurements, not assertions).
-expect_exit 0 "bench barrier runs on ext4 and xfs over dm-delay" -- "$CRASHLAB" bench barrier -n 3 --delay 5
-for fs in ext4 xfs; do
-	expect_grep "$T/out" "^$fs +[0-9.]+ms +[0-9.]+ms +[0-9.]+ms +[0-9.]+ms +[0-9.]+x +[0-9.]+x$" "bench barrier: $fs row with four timings and two ratios"
+expect_exit 0 "bench barrier runs on four fs over dm-delay, flush delays 0 and 5 ms" -- \
+	"$CRASHLAB" bench barrier -n 3 --delay 0,5
+for fs in ext4 xfs btrfs f2fs; do
+	for d in 0 5; do
+		expect_grep "$T/out" "^$fs +${d}ms +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+x +[0-9.]+x$" \
+			"bench barrier: $fs at ${d} ms, ops/s of five calls and two ratios"
+	done
 done
-expect_grep "$T/out" "flush delay 5 ms" "bench barrier says the flush delay"
+expect_grep "$T/out" "^operations per second of the atomic replace" "bench barrier says what it measured"
+expect_grep "$T/out" "then syncfs, timed together" "and that the syncfs is timed"
+expect_exit 2 "bench barrier refuses a bad delay list" -- "$CRASHLAB" bench barrier --delay 5,x
+expect_grep "$T/err" "--delay takes up to 8 comma-separated milliseconds" "and says what --delay takes"
