@@ -68,6 +68,7 @@ expect_grep "$T/lesson-seed.out" '^\* A/bar +"hello" +"hello" \+ +"hello" = +"he
 
 # What the lessons' READMEs point at in the view.
 expect_grep "$T/lesson-fdatasync.out" '"12345" 0644 -!' "fdatasync: ext4's cell shows the mode the chmod lost"
-expect_grep "$T/lesson-fbarrier.out" 'fdatabarrier/fdatabarrier|fdatasync/fdatabarrier' "fbarrier: the benchmark prints the cost ratios"
+expect_grep "$T/lesson-fbarrier.out" 'fbarrier/ +fdatabarr/' "fbarrier: the benchmark prints the speedup columns"
+expect_grep "$T/lesson-fbarrier.out" '^ext4 +20ms +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+x +[0-9.]+x$' "fbarrier: and ext4's row at a 20 ms flush, as the README describes"
 expect_grep "$T/lesson-atomic-replace.out" 'noauto_da_alloc' "atomic-replace: the column names the mount option"
 expect_grep "$T/lesson-f2fs-fsync-mode.out" 'fsync_mode=strict' "f2fs-fsync-mode: the strict column names its mount option"
