@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -509,4 +510,39 @@ void sbuf_add_escaped(struct sbuf *sb, const void *data, size_t n, unsigned flag
 	}
 	if (quoted)
 		sbuf_add(sb, "\"", 1);
+}
+
+bool is_dir(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+int mkdir_p(const char *path, mode_t mode)
+{
+	char *p = xstrdup(path);
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, mode) < 0 && errno != EEXIST) {
+			int e = errno;
+			free(p);
+			errno = e;
+			return -1;
+		}
+		*s = '/';
+	}
+	int r = mkdir(p, mode);
+	int e = errno;
+	free(p);
+	if (r < 0 && e != EEXIST) {
+		errno = e;
+		return -1;
+	}
+	if (r < 0 && !is_dir(path)) {
+		errno = ENOTDIR;
+		return -1;
+	}
+	return 0;
 }

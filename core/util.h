@@ -86,6 +86,10 @@ char *strvec_join_quoted(const struct strvec *sv);
  * it reads back what strvec_join_quoted wrote. */
 void strvec_split(struct strvec *sv, const char *s);
 
+/* mkdir -p: -1 and errno (ENOTDIR when path exists and is no directory). */
+int mkdir_p(const char *path, mode_t mode);
+bool is_dir(const char *path);
+
 /* Whole-fd and whole-file I/O: -1 and errno on failure (retries EINTR and short writes). */
 int write_all(int fd, const void *data, size_t n);
 int read_fd(int fd, struct sbuf *out);

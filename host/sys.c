@@ -47,35 +47,6 @@ fail:;
 	return -1;
 }
 
-int mkdir_p(const char *path, mode_t mode)
-{
-	char *p = xstrdup(path);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, mode) < 0 && errno != EEXIST) {
-			int e = errno;
-			free(p);
-			errno = e;
-			return -1;
-		}
-		*s = '/';
-	}
-	int r = mkdir(p, mode);
-	int e = errno;
-	free(p);
-	if (r < 0 && e != EEXIST) {
-		errno = e;
-		return -1;
-	}
-	if (r < 0 && !is_dir(path)) {
-		errno = ENOTDIR;
-		return -1;
-	}
-	return 0;
-}
-
 static int rm_rf_at(int dirfd, const char *name)
 {
 	struct stat st;
@@ -113,12 +84,6 @@ int rm_rf(const char *path)
 bool file_exists(const char *path)
 {
 	return access(path, F_OK) == 0;
-}
-
-bool is_dir(const char *path)
-{
-	struct stat st;
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 char *find_program(const char *name)

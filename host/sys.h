@@ -16,10 +16,8 @@
 
 /* Write atomically: temp file in the same dir, fsync, rename. -1 + errno. */
 int write_file_atomic(const char *path, const void *data, size_t n);
-int mkdir_p(const char *path, mode_t mode);                  /* -1 + errno */
 int rm_rf(const char *path);                                 /* -1 + errno */
 bool file_exists(const char *path);
-bool is_dir(const char *path);
 /* Find an executable in $PATH, then /usr/sbin and /sbin. malloc'd, or NULL. */
 char *find_program(const char *name);
 /* The directory holding the running crashlab binary. */

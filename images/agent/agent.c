@@ -242,27 +242,6 @@ static void send_error(uint32_t seq, const char *msg)
 	send_or_die(PROTO_MSG_ERROR, 0, seq, msg, (uint32_t)strlen(msg));
 }
 
-/* mkdir -p path (at most 255 bytes); 0 or -1 with errno. */
-static int mkdir_p(const char *path)
-{
-	char buf[256];
-	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf)) {
-		errno = ENAMETOOLONG;
-		return -1;
-	}
-	for (char *p = buf + 1;; p++) {
-		if (*p == '/' || !*p) {
-			char c = *p;
-			*p = '\0';
-			if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-				return -1;
-			if (!c)
-				return 0;
-			*p = c;
-		}
-	}
-}
-
 /* SESSION: the previous session's open files all closed, a new one opened
  * at dir - with mount=DEV (fstype, mopts) after mounting DEV there, as
  * mount(2) does: the checker mounts crash states the same way. With end=1
@@ -297,7 +276,7 @@ static void handle_session(const struct proto_msg *m)
 		char *mopts = kv_get((const char *)m->data, m->len, "mopts");
 		const char *at = dir ? dir : "/mnt";
 		klogctl(5 /* SYSLOG_ACTION_CLEAR */, NULL, 0);
-		int r = mkdir_p(at);
+		int r = mkdir_p(at, 0755);
 		if (r == 0)
 			r = mount(dev, at, fstype ? fstype : "", 0, mopts && *mopts ? mopts : NULL);
 		if (r < 0) {

@@ -496,11 +496,8 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	}
 	have_spec = 1;
 
-	/* 1. the snapshot: a new table over the store the last state did not use */
-	if (stage.live && stage.nstores < 2) {
-		remove_snapshot();
-		stage.live = 0;
-	}
+	/* 1. the snapshot: a new table over the store the last state did not
+	 * use (with one store the last state removed the device) */
 	if (load_snapshot(c, stage.live ? 1 - stage.cur : 0, e) < 0)
 		goto out;
 
