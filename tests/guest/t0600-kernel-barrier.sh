@@ -13,8 +13,18 @@ fi
 
 expect_exit 0 "crashlab kernel test passes" -- "$CRASHLAB" kernel test
 n=$(grep -c '^# Totals: pass:[0-9]* fail:0 ' "$T/out")
-if [ "$n" -eq 5 ]; then ok "every selftest passed on ext4, xfs, btrfs, f2fs and tmpfs"; else not_ok "$n of 5 file systems passed"; grep -E '^not ok|Totals' "$T/out" | sed 's/^/    | /'; fi
+if [ "$n" -eq 7 ]; then ok "every selftest passed on ext4, xfs, btrfs, f2fs, tmpfs and ext4 and xfs through device-mapper"; else not_ok "$n of 7 passes passed"; grep -E '^not ok|Totals' "$T/out" | sed 's/^/    | /'; fi
 expect_no_grep "$T/out" '^not ok' "no selftest failed"
+# The checks that need a file system with writeback, or the error target,
+# ran (not skipped) where they apply.
+for check in 'write error: the first barrier fails with EIO' 'write error: reported once per file description' \
+	'write error: another open description gets it once' 'written range is delalloc before the barrier'; do
+	n=$(grep -c "^ok [0-9]* $check" "$T/out")
+	want=2; [ "$check" = 'written range is delalloc before the barrier' ] && want=4
+	if [ "$n" -eq "$want" ]; then ok "ran $want times: $check"; else not_ok "ran $n times, want $want: $check"; fi
+done
+n=$(grep -c '^ok [0-9]* fdatabarrier leaves no unwritten extent' "$T/out")
+if [ "$n" -eq 6 ]; then ok "FIEMAP checked on every fs with writeback"; else not_ok "FIEMAP checked $n times, want 6"; fi
 expect_exit 2 "kernel test rejects an unknown fs" -- "$CRASHLAB" kernel test --fs ntfs
 
 # The ops through the agent: they return 0 now, and the data is there.
