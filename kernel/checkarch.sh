@@ -1,0 +1,126 @@
+#!/bin/sh
+# checkarch.sh: configure each architecture of a patched kernel tree with
+# Debian's cross compiler, run `make prepare` (which runs
+# scripts/checksyscalls.sh) and report whether the barrier calls are wired.
+# A developer tool (minutes per architecture), not part of `make check`.
+# See "Checking the other architectures" in kernel/README.md.
+set -u
+
+usage() {
+	cat <<EOF
+usage: kernel/checkarch.sh [-o DIR] [-j N] TREE [VARIANT...]
+
+TREE is a Linux 6.12 source tree with the series applied (a git checkout
+or an extracted tarball; it is only read).  For each VARIANT (default: all)
+whose cross compiler is installed, in DIR/VARIANT (default DIR:
+\${TMPDIR:-/tmp}/checkarch):
+
+  make allnoconfig KCONFIG_ALLCONFIG=<the variant's options>
+  make prepare          # runs scripts/checksyscalls.sh
+  make OBJECTS          # the syscall tables and the entry code
+
+then prints one row: the compiler, how many "#warning syscall fbarrier
+not implemented" (and fdatabarrier) lines prepare printed, the numbers
+__NR_fbarrier has in the generated unistd headers (compat ABIs included),
+and ok/WARN/FAIL.  A variant without its compiler only generates its
+headers (make archheaders) and says "headers".
+
+variants: $(variants | awk '{printf "%s ", $1}')
+exit: 0 all ok, 1 a warning or failure, 64 usage
+EOF
+}
+
+# name ARCH CROSS_COMPILE options objects: the options (comma-separated,
+# "=n" for "is not set") are merged onto allnoconfig; the objects (the
+# syscall tables and the entry code that checks the table size) are
+# compiled after prepare
+variants() {
+	cat <<'EOF'
+arm64      arm64      aarch64-linux-gnu-     CONFIG_COMPAT=y                     fs/sync.o,arch/arm64/kernel/sys.o,arch/arm64/kernel/sys32.o
+arm        arm        arm-linux-gnueabi-     CONFIG_MMU=y,CONFIG_ARCH_MULTI_V7=y,CONFIG_THUMB2_KERNEL=n,CONFIG_AEABI=y,CONFIG_OABI_COMPAT=y arch/arm/kernel/entry-common.o
+alpha      alpha      alpha-linux-gnu-       -                                   arch/alpha/kernel/systbls.o,arch/alpha/kernel/entry.o
+m68k       m68k       m68k-linux-gnu-        -                                   arch/m68k/kernel/syscalltable.o,arch/m68k/kernel/entry.o
+mips64     mips       mips64-linux-gnuabi64- CONFIG_CPU_MIPS64_R2=y,CONFIG_64BIT=y,CONFIG_MIPS32_O32=y,CONFIG_MIPS32_N32=y arch/mips/kernel/scall64-n64.o,arch/mips/kernel/scall64-n32.o,arch/mips/kernel/scall64-o32.o
+mips32     mips       mips64-linux-gnuabi64- CONFIG_32BIT=y                      arch/mips/kernel/scall32-o32.o
+parisc     parisc     hppa-linux-gnu-        -                                   arch/parisc/kernel/syscall.o
+parisc64   parisc     hppa64-linux-gnu-      CONFIG_PA8X00=y,CONFIG_64BIT=y      arch/parisc/kernel/syscall.o
+powerpc64  powerpc    powerpc64le-linux-gnu- CONFIG_PPC64=y,CONFIG_CPU_BIG_ENDIAN=y,CONFIG_COMPAT=y arch/powerpc/kernel/systbl.o,arch/powerpc/kernel/syscall.o
+s390       s390       s390x-linux-gnu-       CONFIG_COMPAT=y                     fs/sync.o,arch/s390/kernel/entry.o,arch/s390/kernel/syscall.o
+sh         sh         sh4-linux-gnu-         -                                   arch/sh/kernel/syscalls_32.o,arch/sh/kernel/entry-common.o
+sparc32    sparc      sparc64-linux-gnu-     CONFIG_64BIT=n                      arch/sparc/kernel/systbls_32.o,arch/sparc/kernel/entry.o
+sparc64    sparc      sparc64-linux-gnu-     CONFIG_64BIT=y,CONFIG_COMPAT=y      fs/sync.o,arch/sparc/kernel/systbls_64.o,arch/sparc/kernel/syscalls.o
+microblaze microblaze microblaze-linux-gnu-  -                                   -
+xtensa     xtensa     xtensa-linux-gnu-      -                                   -
+EOF
+}
+
+out=${TMPDIR:-/tmp}/checkarch
+jobs=2
+while getopts o:j:h opt; do
+	case $opt in
+	o) out=$OPTARG ;;
+	j) jobs=$OPTARG ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 64 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { usage >&2; exit 64; }
+tree=$(cd "$1" && pwd) || exit 64
+shift
+[ -f "$tree/scripts/checksyscalls.sh" ] || { echo "checkarch: $tree: not a kernel tree" >&2; exit 64; }
+want=${*:-$(variants | awk '{print $1}')}
+for v in $want; do
+	variants | grep -q "^$v " || { echo "checkarch: unknown variant '$v'" >&2; usage >&2; exit 64; }
+done
+mkdir -p "$out" || exit 73
+
+# numbers DIR: the values of __NR_fbarrier in the generated unistd headers
+# (native and compat) and how many headers define it
+numbers() {
+	find "$1/arch" -path '*/include/generated/*' -name 'unistd*.h' 2>/dev/null |
+		xargs -r grep -hE 'define __NR_([a-z0-9]+_)?fbarrier[[:space:]]' |
+		sed -E 's/.*define [A-Za-z0-9_]+[[:space:]]+//; s/[() ]//g; s/__NR_Linux\+/base+/' |
+		sort | uniq -c | awk '{ printf "%s%s in %d hdr", (NR > 1 ? ", " : ""), $2, $1 } END { print "" }'
+}
+
+printf '%-10s %-30s %-8s %-12s %-24s %s\n' variant compiler fbarrier fdatabarrier __NR_fbarrier result
+status=0
+for v in $want; do
+	set -- $(variants | grep "^$v ")
+	arch=$2 cross=$3 opts=$4 objs=$(echo "$5" | tr ',' ' ')
+	dir=$out/$v
+	log=$dir/prepare.log
+	rm -rf "$dir" && mkdir -p "$dir" || exit 73
+	mk="make -C $tree O=$dir ARCH=$arch -j$jobs"
+	if ! command -v "${cross}gcc" >/dev/null 2>&1; then
+		$mk archheaders >"$log" 2>&1
+		nr=$(numbers "$dir")
+		res=headers; [ -n "$nr" ] || { res=FAIL; status=1; }
+		printf '%-10s %-30s %-8s %-12s %-24s %s\n' "$v" "(no ${cross}gcc)" - - "${nr:--}" "$res"
+		continue
+	fi
+	echo "$opts" | tr ',' '\n' | grep -v '^-$' | sed 's/^\(CONFIG_[A-Z0-9_]*\)=n$/# \1 is not set/' >"$dir/fragment"
+	res=ok
+	if ! $mk CROSS_COMPILE="$cross" KCONFIG_ALLCONFIG="$dir/fragment" allnoconfig >"$log" 2>&1; then
+		res=FAIL:config
+	else
+		while read -r line; do
+			grep -qx "$line" "$dir/.config" || res="FAIL:$line"
+		done <"$dir/fragment"
+	fi
+	if [ "$res" = ok ] && ! $mk CROSS_COMPILE="$cross" prepare >>"$log" 2>&1; then
+		res=FAIL:prepare
+	fi
+	if [ "$res" = ok ] && [ "$objs" != - ] && ! $mk CROSS_COMPILE="$cross" $objs >>"$log" 2>&1; then
+		res=FAIL:objects
+	fi
+	w1=$(grep -c '#warning syscall fbarrier not implemented' "$log")
+	w2=$(grep -c '#warning syscall fdatabarrier not implemented' "$log")
+	[ "$res" = ok ] && [ $((w1 + w2)) -gt 0 ] && res=WARN
+	[ "$res" = ok ] || status=1
+	nr=$(numbers "$dir")
+	printf '%-10s %-30s %-8s %-12s %-24s %s\n' "$v" "${cross}gcc $("${cross}gcc" -dumpversion)" "$w1" "$w2" "${nr:--}" "$res"
+done
+echo "logs: $out/VARIANT/prepare.log"
+exit $status
