@@ -20,10 +20,12 @@ whose cross compiler is installed, in DIR/VARIANT (default DIR:
   make OBJECTS          # the syscall tables and the entry code
 
 then prints one row: the compiler, how many "#warning syscall fbarrier
-not implemented" (and fdatabarrier) lines prepare printed, the numbers
-__NR_fbarrier has in the generated unistd headers (compat ABIs included),
-and ok/WARN/FAIL.  A variant without its compiler only generates its
-headers (make archheaders) and says "headers".
+not implemented" (and fdatabarrier) lines prepare printed, the value of
+__NR_fbarrier in the generated unistd headers and how many of the syscall
+headers define it (compat ABIs included: arm64 has 3), and ok, WARN
+(checksyscalls warned, or a header lacks the call) or FAIL.  A variant
+without its compiler only generates its headers (make archheaders, no
+compiler needed) and says "headers".
 
 variants: $(variants | awk '{printf "%s ", $1}')
 exit: 0 all ok, 1 a warning or failure, 64 usage
@@ -46,9 +48,9 @@ parisc     parisc     hppa-linux-gnu-        -                                  
 parisc64   parisc     hppa64-linux-gnu-      CONFIG_PA8X00=y,CONFIG_64BIT=y      arch/parisc/kernel/syscall.o
 powerpc64  powerpc    powerpc64le-linux-gnu- CONFIG_PPC64=y,CONFIG_CPU_BIG_ENDIAN=y,CONFIG_COMPAT=y arch/powerpc/kernel/systbl.o,arch/powerpc/kernel/syscall.o
 s390       s390       s390x-linux-gnu-       CONFIG_COMPAT=y                     fs/sync.o,arch/s390/kernel/entry.o,arch/s390/kernel/syscall.o
-sh         sh         sh4-linux-gnu-         -                                   arch/sh/kernel/syscalls_32.o,arch/sh/kernel/entry-common.o
+sh         sh         sh4-linux-gnu-         -                                   arch/sh/kernel/syscalls_32.o,arch/sh/kernel/cpu/sh2/entry.o
 sparc32    sparc      sparc64-linux-gnu-     CONFIG_64BIT=n                      arch/sparc/kernel/systbls_32.o,arch/sparc/kernel/entry.o
-sparc64    sparc      sparc64-linux-gnu-     CONFIG_64BIT=y,CONFIG_COMPAT=y      fs/sync.o,arch/sparc/kernel/systbls_64.o,arch/sparc/kernel/syscalls.o
+sparc64    sparc      sparc64-linux-gnu-     CONFIG_64BIT=y,CONFIG_COMPAT=y      fs/sync.o,arch/sparc/kernel/systbls_64.o,arch/sparc/kernel/head_64.o
 microblaze microblaze microblaze-linux-gnu-  -                                   -
 xtensa     xtensa     xtensa-linux-gnu-      -                                   -
 EOF
@@ -71,17 +73,25 @@ shift
 [ -f "$tree/scripts/checksyscalls.sh" ] || { echo "checkarch: $tree: not a kernel tree" >&2; exit 64; }
 want=${*:-$(variants | awk '{print $1}')}
 for v in $want; do
-	variants | grep -q "^$v " || { echo "checkarch: unknown variant '$v'" >&2; usage >&2; exit 64; }
+	variants | grep -q "^$v " || { echo "checkarch: unknown variant '$v' (kernel/checkarch.sh -h lists them)" >&2; exit 64; }
 done
 mkdir -p "$out" || exit 73
 
 # numbers DIR: the values of __NR_fbarrier in the generated unistd headers
-# (native and compat) and how many headers define it
+# (native and compat ABIs), then how many of the headers that define
+# __NR_mseal (every syscall header of 6.12) define it, "3/3 hdr"
 numbers() {
-	find "$1/arch" -path '*/include/generated/*' -name 'unistd*.h' 2>/dev/null |
-		xargs -r grep -hE 'define __NR_([a-z0-9]+_)?fbarrier[[:space:]]' |
-		sed -E 's/.*define [A-Za-z0-9_]+[[:space:]]+//; s/[() ]//g; s/__NR_Linux\+/base+/' |
-		sort | uniq -c | awk '{ printf "%s%s in %d hdr", (NR > 1 ? ", " : ""), $2, $1 } END { print "" }'
+	hdrs=$(find "$1/arch" -path '*/include/generated/*' -name 'unistd*.h' 2>/dev/null)
+	all=$(echo "$hdrs" | xargs -r grep -lE 'define __NR_([a-z0-9]+_)?mseal[[:space:]]' | wc -l)
+	echo "$hdrs" | xargs -r grep -hE 'define __NR_([a-z0-9]+_)?fbarrier[[:space:]]' |
+		sed -E 's/.*define [A-Za-z0-9_]+[[:space:]]+//; s/[() ]//g; s/__NR_[A-Za-z_]+\+/base+/' |
+		sort | uniq -c | awk -v all="$all" '
+		{ printf "%s%s", (NR > 1 ? "," : ""), $2; n += $1 }
+		END { printf "%s in %d/%d hdr\n", (NR ? "" : "-"), n, all }'
+}
+# complete "N/M hdr": every syscall header defines __NR_fbarrier
+complete() {
+	echo "$1" | grep -qE ' ([1-9][0-9]*)/\1 hdr$'
 }
 
 printf '%-10s %-30s %-8s %-12s %-24s %s\n' variant compiler fbarrier fdatabarrier __NR_fbarrier result
@@ -96,8 +106,8 @@ for v in $want; do
 	if ! command -v "${cross}gcc" >/dev/null 2>&1; then
 		$mk archheaders >"$log" 2>&1
 		nr=$(numbers "$dir")
-		res=headers; [ -n "$nr" ] || { res=FAIL; status=1; }
-		printf '%-10s %-30s %-8s %-12s %-24s %s\n' "$v" "(no ${cross}gcc)" - - "${nr:--}" "$res"
+		res=headers; complete "$nr" || { res=FAIL:headers; status=1; }
+		printf '%-10s %-30s %-8s %-12s %-24s %s\n' "$v" "(no ${cross}gcc)" - - "$nr" "$res"
 		continue
 	fi
 	echo "$opts" | tr ',' '\n' | grep -v '^-$' | sed 's/^\(CONFIG_[A-Z0-9_]*\)=n$/# \1 is not set/' >"$dir/fragment"
@@ -112,15 +122,16 @@ for v in $want; do
 	if [ "$res" = ok ] && ! $mk CROSS_COMPILE="$cross" prepare >>"$log" 2>&1; then
 		res=FAIL:prepare
 	fi
-	if [ "$res" = ok ] && [ "$objs" != - ] && ! $mk CROSS_COMPILE="$cross" $objs >>"$log" 2>&1; then
+	if [ "$res" = ok ] && [ "$objs" != - ] && ! $mk CROSS_COMPILE="$cross" $objs >"$dir/objects.log" 2>&1; then
 		res=FAIL:objects
 	fi
 	w1=$(grep -c '#warning syscall fbarrier not implemented' "$log")
 	w2=$(grep -c '#warning syscall fdatabarrier not implemented' "$log")
+	nr=$(numbers "$dir")
+	[ "$res" = ok ] && ! complete "$nr" && res=WARN:headers
 	[ "$res" = ok ] && [ $((w1 + w2)) -gt 0 ] && res=WARN
 	[ "$res" = ok ] || status=1
-	nr=$(numbers "$dir")
-	printf '%-10s %-30s %-8s %-12s %-24s %s\n' "$v" "${cross}gcc $("${cross}gcc" -dumpversion)" "$w1" "$w2" "${nr:--}" "$res"
+	printf '%-10s %-30s %-8s %-12s %-24s %s\n' "$v" "${cross}gcc $("${cross}gcc" -dumpversion)" "$w1" "$w2" "$nr" "$res"
 done
-echo "logs: $out/VARIANT/prepare.log"
+echo "logs: $out/VARIANT/prepare.log, objects.log"
 exit $status
