@@ -8,10 +8,12 @@ set -u
 
 usage() {
 	cat <<EOF
-usage: kernel/checkarch.sh [-o DIR] [-j N] TREE [VARIANT...]
+usage: kernel/checkarch.sh [-o DIR] [-j N] [TREE] [VARIANT...]
 
-TREE is a Linux 6.12 source tree with the series applied (a git checkout
-or an extracted tarball; it is only read).  For each VARIANT (default: all)
+TREE is a clean Linux 6.12 source tree with the series applied (nothing
+built in it; it is only read).  Without TREE, DIR/src is made from
+$tarball and the series of this directory, applied
+as crashlab applies it.  For each VARIANT (default: all)
 whose cross compiler is installed, in DIR/VARIANT (default DIR:
 \${TMPDIR:-/tmp}/checkarch):
 
@@ -28,7 +30,8 @@ without its compiler only generates its headers (make archheaders, no
 compiler needed) and says "headers".
 
 variants: $(variants | awk '{printf "%s ", $1}')
-exit: 0 all ok, 1 a warning or failure, 64 usage
+exit: 0 all ok, 1 a warning or failure, 64 usage, 65 a patch does not apply,
+66 no tarball, 73 DIR cannot be written
 EOF
 }
 
@@ -57,6 +60,7 @@ EOF
 }
 
 out=${TMPDIR:-/tmp}/checkarch
+tarball=/usr/src/linux-source-6.12.tar.xz
 jobs=2
 while getopts o:j:h opt; do
 	case $opt in
@@ -67,15 +71,30 @@ while getopts o:j:h opt; do
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { usage >&2; exit 64; }
-tree=$(cd "$1" && pwd) || exit 64
-shift
-[ -f "$tree/scripts/checksyscalls.sh" ] || { echo "checkarch: $tree: not a kernel tree" >&2; exit 64; }
+tree=
+if [ $# -ge 1 ] && [ -d "$1" ]; then
+	tree=$(cd "$1" && pwd) || exit 64
+	shift
+fi
 want=${*:-$(variants | awk '{print $1}')}
 for v in $want; do
-	variants | grep -q "^$v " || { echo "checkarch: unknown variant '$v' (kernel/checkarch.sh -h lists them)" >&2; exit 64; }
+	variants | grep -q "^$v " || { echo "checkarch: unknown variant or no such tree '$v' (-h lists the variants)" >&2; exit 64; }
 done
 mkdir -p "$out" || exit 73
+if [ -z "$tree" ]; then
+	tree=$out/src
+	here=$(cd "$(dirname "$0")" && pwd)
+	[ -f "$tarball" ] || { echo "checkarch: $tarball is missing (apt-get install linux-source-6.12)" >&2; exit 66; }
+	echo "checkarch: extracting $tarball and applying $here/series into $tree"
+	rm -rf "$tree" && mkdir -p "$tree" || exit 73
+	tar -xJf "$tarball" -C "$tree" --strip-components=1 || exit 66
+	for p in $(sed 's/#.*//' "$here/series" | awk '{ print $1 }'); do
+		patch -d "$tree" -p1 --forward --batch --fuzz=0 -s <"$here/$p" ||
+			{ echo "checkarch: $p does not apply" >&2; exit 65; }
+	done
+fi
+[ -f "$tree/scripts/checksyscalls.sh" ] || { echo "checkarch: $tree: not a kernel tree" >&2; exit 64; }
+[ ! -e "$tree/.config" ] || { echo "checkarch: $tree has been built in (.config): O= builds need a clean tree" >&2; exit 64; }
 
 # numbers DIR: the values of __NR_fbarrier in the generated unistd headers
 # (native and compat ABIs), then how many of the headers that define
