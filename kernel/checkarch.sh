@@ -25,7 +25,7 @@ then prints one row: the compiler, how many "#warning syscall fbarrier
 not implemented" (and fdatabarrier) lines prepare printed, the value of
 __NR_fbarrier in the generated unistd headers and how many of the syscall
 headers define it (compat ABIs included: arm64 has 3), and ok, WARN
-(checksyscalls warned, or a header lacks the call) or FAIL.  A variant
+(checksyscalls warned, or a header lacks the call) or FAIL (and why).  A variant
 without its compiler only generates its headers (make archheaders, no
 compiler needed) and says "headers".
 
@@ -147,8 +147,10 @@ for v in $want; do
 	w1=$(grep -c '#warning syscall fbarrier not implemented' "$log")
 	w2=$(grep -c '#warning syscall fdatabarrier not implemented' "$log")
 	nr=$(numbers "$dir")
-	[ "$res" = ok ] && ! complete "$nr" && res=WARN:headers
-	[ "$res" = ok ] && [ $((w1 + w2)) -gt 0 ] && res=WARN
+	why=
+	[ $((w1 + w2)) -eq 0 ] || why=checksyscalls
+	complete "$nr" || why=${why:+$why+}headers
+	[ "$res" = ok ] && [ -n "$why" ] && res=WARN:$why
 	[ "$res" = ok ] || status=1
 	printf '%-10s %-30s %-8s %-12s %-24s %s\n' "$v" "${cross}gcc $("${cross}gcc" -dumpversion)" "$w1" "$w2" "$nr" "$res"
 done
