@@ -25,9 +25,9 @@ then prints one row: the compiler, how many "#warning syscall fbarrier
 not implemented" (and fdatabarrier) lines prepare printed, the value of
 __NR_fbarrier in the generated unistd headers and how many of the syscall
 headers define it (compat ABIs included: arm64 has 3), and ok, WARN
-(checksyscalls warned, or a header lacks the call) or FAIL (and why).  A variant
-without its compiler only generates its headers (make archheaders, no
-compiler needed) and says "headers".
+(checksyscalls warned, or a header lacks the call) or FAIL, with why.
+A variant without its compiler only generates its headers (make
+archheaders needs no compiler) and says "headers".
 
 variants: $(variants | awk '{printf "%s ", $1}')
 exit: 0 all ok, 1 a warning or failure, 64 usage, 65 a patch does not apply,
