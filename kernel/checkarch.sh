@@ -108,8 +108,8 @@ numbers() {
 		{ printf "%s%s", (NR > 1 ? "," : ""), $2; n += $1 }
 		END { printf "%s in %d/%d hdr\n", (NR ? "" : "-"), n, all }'
 }
-# complete "N/M hdr": every syscall header defines __NR_fbarrier
-complete() {
+# all_headers "N/M hdr": every syscall header defines __NR_fbarrier
+all_headers() {
 	echo "$1" | grep -qE ' ([1-9][0-9]*)/\1 hdr$'
 }
 
@@ -125,7 +125,7 @@ for v in $want; do
 	if ! command -v "${cross}gcc" >/dev/null 2>&1; then
 		$mk archheaders >"$log" 2>&1
 		nr=$(numbers "$dir")
-		res=headers; complete "$nr" || { res=FAIL:headers; status=1; }
+		res=headers; all_headers "$nr" || { res=FAIL:headers; status=1; }
 		printf '%-10s %-30s %-8s %-12s %-24s %s\n' "$v" "(no ${cross}gcc)" - - "$nr" "$res"
 		continue
 	fi
@@ -149,7 +149,7 @@ for v in $want; do
 	nr=$(numbers "$dir")
 	why=
 	[ $((w1 + w2)) -eq 0 ] || why=checksyscalls
-	complete "$nr" || why=${why:+$why+}headers
+	all_headers "$nr" || why=${why:+$why+}headers
 	[ "$res" = ok ] && [ -n "$why" ] && res=WARN:$why
 	[ "$res" = ok ] || status=1
 	printf '%-10s %-30s %-8s %-12s %-24s %s\n' "$v" "${cross}gcc $("${cross}gcc" -dumpversion)" "$w1" "$w2" "$nr" "$res"
