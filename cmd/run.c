@@ -335,6 +335,8 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		       w.n - w.nsetup, w.n - w.nsetup == 1 ? "" : "s", w.nexpects, w.nexpects == 1 ? "" : "s");
 		if (w.nexpects)
 			printf(" (judged once op %d completed)", wl_expect_point(&w));
+		if (w.overlay)
+			printf("; [setup] in an overlay's lower layer, [run] through the overlay");
 		printf("\n");
 		wl_free(&w);
 		sbuf_free(&text);
