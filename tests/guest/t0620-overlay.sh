@@ -101,4 +101,28 @@ for fs in ext4 xfs; do
 	# not a promise, what the journal's order gives: the xattr goes with the rename
 	if [ "$noxattr" = 0 ]; then ok "$fs without the barrier: g never without the xattr (journal order)"; else not_ok "$fs: g without the xattr in $noxattr states"; fi
 done
+
+# A batch: guests that live across recordings (engine/pool.c), the overlay
+# workloads and the lesson's plain ones in turn on the same guests, so each
+# session lets go of its overlay before the next disk.
+expect_exit 0 "the lesson's folder as a batch: every run ok" -- \
+	"$CRASHLAB" run "$dir/" --fs ext4,xfs -j 1 --db "$db"
+expect_grep "$T/out" "6 runs: 6 ok, 0 with findings, 0 failed" "six workloads, none failed"
+run=$(q "SELECT id FROM runs WHERE workload_file LIKE '%overlay-fbarrier.wl' ORDER BY id DESC LIMIT 1")
+for fs in ext4 xfs; do
+	seen=$(g_states "$run" "$fs" "")
+	bad=$(g_states "$run" "$fs" "AND (n.blocks IS NOT '$want' OR n.xattrs IS NOT 'user.x=copied-up')")
+	if [ "$seen" -ge 1 ] && [ "$bad" = 0 ]; then ok "batch, overlay-fbarrier $fs: g in $seen states, whole"; else not_ok "batch, overlay-fbarrier $fs: g in $seen states, $bad without the xattr or data"; fi
+done
+layers=$(q "SELECT count(*) FROM nodes n JOIN states s ON s.id = n.state_id JOIN fsruns f ON f.id = s.fsrun_id
+	JOIN runs r ON r.id = f.run_id WHERE r.id > (SELECT max(id) - 6 FROM runs) AND r.workload_file LIKE '%/overlay-%'
+	AND n.path IN ('lower', 'upper', 'work')")
+plain=$(q "SELECT count(DISTINCT s.id) FROM nodes n JOIN states s ON s.id = n.state_id JOIN fsruns f ON f.id = s.fsrun_id
+	JOIN runs r ON r.id = f.run_id WHERE r.id > (SELECT max(id) - 6 FROM runs) AND r.workload_file LIKE '%/overlayfs.wl'
+	AND n.path = 'upper'")
+if [ "$layers" = 0 ] && [ "$plain" -ge 1 ]; then
+	ok "batch: overlay runs checked through the overlay, the plain lesson on the fs itself ($plain states show its upper/)"
+else
+	not_ok "batch: $layers layer directories in overlay runs, $plain plain states with upper/"
+fi
 expect_db_ok "$db" "the database is sound"
