@@ -131,6 +131,7 @@ struct record_session {
 	struct wlog_follow follow; /* how far live_log is complete (log positions) */
 	char *overlay;           /* an [overlay] workload: the SESSION that mounts its overlay
 				  * before the setup's sync, or NULL (done, or none) */
+	char *overlay_at;        /* its "file:line", for messages */
 };
 
 #define FAIL(s, o, ...) fail((s)->rec, (s)->vm, !(s)->borrowed, o, __VA_ARGS__)
@@ -163,9 +164,11 @@ static int session_open(struct record_session *s, const struct record_opts *o, c
 			       ovl ? "layers=1\n" : "");
 	/* [overlay]: [setup] runs in the lower layer, [run] through the overlay,
 	 * mounted beside the fs before the setup's sync */
-	if (ovl)
+	if (ovl && !s->overlay) {
 		s->overlay = xasprintf("dir=%s.ovl\noverlay=%s\nfbarrier=%ld\nfdatabarrier=%ld\n", mnt, mnt,
 				       o->nr_fbarrier, o->nr_fdatabarrier);
+		s->overlay_at = xasprintf("%s:%d", o->w->file ? o->w->file : "workload", o->w->overlay);
+	}
 	uint8_t type = 0;
 	enum vm_outcome out = vm_request(s->vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
 	free(sess);
@@ -200,6 +203,7 @@ int record_start_slot(const struct record_opts *o, const struct record_slot *slo
 	s->live_log = xstrdup(slot->log);
 	if (session_open(s, o, slot->dev, slot->mnt) < 0) {
 		free(s->overlay);
+		free(s->overlay_at);
 		free(s->live_log);
 		free(s);
 		return -1;
@@ -256,6 +260,7 @@ int record_start(const struct record_opts *o, struct recording *rec, struct reco
 		if (out != VM_OK)
 			FAIL(s, out, "the recording guest did not start");
 		free(s->overlay);
+		free(s->overlay_at);
 		free(s->live_log);
 		free(s);
 		return -1;
@@ -323,14 +328,16 @@ static int overlay_open(struct record_session *s)
 	if (out != VM_OK) {
 		sbuf_free(&sb);
 		s->up = 0;
-		return FAIL(s, out, "the guest failed while mounting the overlay");
+		return FAIL(s, out, "%s: [overlay]: the guest failed while mounting the overlay", s->overlay_at);
 	}
 	if (type != PROTO_MSG_RESULT) {
 		char words[1000] = "";
 		reply_words(type, &sb, words, sizeof(words));
 		sbuf_free(&sb);
 		s->up = 0;
-		return FAIL(s, VM_OK, "cannot mount the overlay in the recording guest: %s", words);
+		return FAIL(s, VM_OK, "%s: [overlay]: cannot mount the overlay in the recording guest%s: %s", s->overlay_at,
+			    strstr(words, "No such device") ? " (the guest kernel has no overlayfs: CONFIG_OVERLAY_FS)" : "",
+			    words);
 	}
 	sbuf_free(&sb);
 	return 0;
@@ -362,6 +369,7 @@ void record_stop(struct record_session *s)
 		vm_free(s->vm);
 	}
 	free(s->overlay);
+	free(s->overlay_at);
 	free(s->live_log);
 	free(s);
 }
