@@ -8,7 +8,9 @@
  * superblock entry count at each flush: that count is our clock. The
  * guest mounts the file system, the agent opens a workload session, the
  * setup ops run, then a global sync, and the count at that moment is
- * setup_end. Each run op is then sent alone; when its RESULT arrives the
+ * setup_end. (An [overlay] workload's setup runs in the lower layer, and
+ * its overlay is mounted just before that sync: the run's ops go through
+ * it, and what mounting it wrote is in every crash state.) Each run op is then sent alone; when its RESULT arrives the
  * host re-reads the count, which is the op's log position: every entry
  * before it was flushed before the op returned. After the last op the host
  * SIGKILLs QEMU - the power cut; dirty pages in the guest are lost, as they
