@@ -240,6 +240,10 @@ int cmd_export(int argc, char **argv, struct cmd_ctx *ctx)
 	}
 	if (crashdb_read_run(db, run_id, &run, &e) < 0 || crashdb_read_fsruns(db, run.id, argv[1], &fv, &nfs, &e) < 0)
 		die_err(&e);
+	if ((fi == 1 || fi == 2) && fv[0].ops.overlay)
+		die_code(EXIT_DATAERR, "%s:%d: run %" PRId64 " ran an [overlay] workload, which the C program and the "
+			 "xfstests test do not mount; export --format image (its disk holds the layers) or wl",
+			 run.workload_file ? run.workload_file : "workload", fv[0].ops.overlay, run.id);
 	struct state_result s;
 	cmd_read_state(cmd, db, &fv[0], argv[2], &s);
 	crashdb_close(db);

@@ -554,6 +554,14 @@ static void cmd_load(struct labcli *C, const char *file)
 		sbuf_free(&text);
 		return;
 	}
+	if (w.overlay) {
+		/* the lab's guests mount the file systems alone */
+		error("%s:%d: the lab cannot load an [overlay] workload; run it with 'crashlab run %s'", file, w.overlay,
+		      file);
+		wl_free(&w);
+		sbuf_free(&text);
+		return;
+	}
 	size_t from = 0;
 	if (w.nsetup && !C->L.nops) {
 		/* an empty session takes the file's setup as its own: fresh file

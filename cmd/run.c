@@ -45,6 +45,11 @@ static const char run_usage[] =
 	"the universal rules broken (U1-U5) and the bonus (kept beyond the promise).\n"
 	"'crashlab report RUN' explains each finding.\n"
 	"\n"
+	"overlayfs: a workload whose first header is [overlay] runs [setup] in the\n"
+	"lower layer and [run] through an overlay over lower/, upper/ and work/ on the\n"
+	"file system under test; every crash state is checked through the overlay,\n"
+	"as the program sees it (README \"Workloads\", tutorials/overlayfs/).\n"
+	"\n"
 	"models (--model LIST, comma-separated, or 'all'; default: posix and the file\n"
 	"system's own model under its mount options (f2fs with fsync_mode=strict:\n"
 	"f2fs-strict), plus barrier/fiemap_sync when the workload uses them):\n"
@@ -335,6 +340,8 @@ int cmd_run(int argc, char **argv, struct cmd_ctx *ctx)
 		       w.n - w.nsetup, w.n - w.nsetup == 1 ? "" : "s", w.nexpects, w.nexpects == 1 ? "" : "s");
 		if (w.nexpects)
 			printf(" (judged once op %d completed)", wl_expect_point(&w));
+		if (w.overlay)
+			printf("; [setup] in an overlay's lower layer, [run] through the overlay");
 		printf("\n");
 		wl_free(&w);
 		sbuf_free(&text);

@@ -33,15 +33,20 @@ enum proto_msg_type {
 	PROTO_MSG_KILL = 7,     /* host -> agent: kill the job seq */
 	PROTO_MSG_SESSION = 8,  /* host -> agent: start a workload session ("key=value\n":
 			       * dir, fbarrier, fdatabarrier, and mount=DEV, fstype,
-			       * mopts to mount DEV at dir first; the previous one's
-			       * files are all closed first), or with end=1 only close
-			       * the current one (and umount=DIR unmount DIR); answered
-			       * by RESULT, or ERROR "mounting ..." */
+			       * mopts to mount DEV at dir first; layers=1 then makes
+			       * an [overlay] workload's layer directories there and
+			       * opens the session in the lower one; overlay=LAYERS
+			       * mounts the overlay over LAYERS' layers at dir; the
+			       * previous one's files are all closed first), or with
+			       * end=1 only close the current one (its overlay
+			       * unmounted, and umount=DIR unmount DIR); answered by
+			       * RESULT, or ERROR "mounting ..." */
 	PROTO_MSG_OP = 9,       /* host -> agent: one canonical op line; seq = op id,
 			       * flags = section; answered by RESULT */
 	PROTO_MSG_RESULT = 10,  /* agent -> host: "ret=\nerrno=\nino=\nino2=\nms=\n" */
 	PROTO_MSG_CHECK = 11,   /* host -> agent: check one crash state ("key=value\n":
-			       * fs, spec, mount_opts, fsck); answered by STATE */
+			       * fs, spec, mount_opts, fsck, and overlay=1 to capture
+			       * an [overlay] workload's merged view); answered by STATE */
 	PROTO_MSG_STATE = 12,   /* agent -> host: "key=value\n" lines, a blank line, then
 			       * fsck_len bytes of fsck output and tree_len bytes of
 			       * tree lines (core/tree.h) */

@@ -597,6 +597,7 @@ void wl_copy(struct wl_workload *dst, const struct wl_workload *src)
 	dst->file = src->file ? xstrdup(src->file) : NULL;
 	dst->n = src->n;
 	dst->nsetup = src->nsetup;
+	dst->overlay = src->overlay;
 	dst->ops = xcalloc(src->n ? src->n : 1, sizeof(*dst->ops));
 	for (size_t i = 0; i < src->n; i++)
 		wl_op_copy(&dst->ops[i], &src->ops[i]);
@@ -709,15 +710,35 @@ void wl_free(struct wl_workload *w)
 /* A section header line: its tokens are t. [expect] may name file systems
  * ("[expect ext4 xfs]", the closing bracket on the last one); *fs gets them. */
 static int parse_header(const struct pctx *c, const struct toks *t, int *state, int *seen_setup,
-			int *seen_run, int *run_line, int *run_col, char **fs)
+			int *seen_run, int *run_line, int *run_col, char **fs, int *overlay)
 {
 	const struct tok *h = &t->v[0];
 	char sb[64];
 	int is_setup = !strcmp(h->s, "[setup]"), is_run = !strcmp(h->s, "[run]");
 	int is_expect = !strcmp(h->s, "[expect]") || (!strcmp(h->s, "[expect") && t->n > 1);
-	if (!is_setup && !is_run && !is_expect) {
-		wl_perr(c, h->col, "unknown section '%s' (expected [setup], [run] or [expect])", wl_shown(h, sb, sizeof(sb)));
+	int is_overlay = !strcmp(h->s, "[overlay]") || !strcmp(h->s, "[overlay");
+	if (!is_setup && !is_run && !is_expect && !is_overlay) {
+		wl_perr(c, h->col, "unknown section '%s' (expected [overlay], [setup], [run] or [expect])",
+			wl_shown(h, sb, sizeof(sb)));
 		return -1;
+	}
+	if (is_overlay) {
+		/* a header of the whole workload, with nothing under it */
+		if (t->n > 1 || strcmp(h->s, "[overlay]")) {
+			wl_perr(c, t->n > 1 ? t->v[1].col : h->col,
+				"[overlay] takes no options (the overlay is mounted with %s)", WL_OVERLAY_OPTS);
+			return -1;
+		}
+		if (*overlay) {
+			wl_perr(c, h->col, "duplicate [overlay] (the first is on line %d)", *overlay);
+			return -1;
+		}
+		if (*state != 0) {
+			wl_perr(c, h->col, "[overlay] must come first, before [setup], [run] and any op");
+			return -1;
+		}
+		*overlay = c->line;
+		return 0;
 	}
 	if (is_expect) {
 		if (!*seen_run) {
@@ -809,7 +830,8 @@ int wl_parse(const char *file, const char *text, struct wl_workload *w, struct e
 			goto fail;
 		}
 		if (t.n > 0 && !t.v[0].quoted && t.v[0].s[0] == '[') {
-			int rc = parse_header(&c, &t, &state, &seen_setup, &seen_run, &run_line, &run_col, &xfs);
+			int rc = parse_header(&c, &t, &state, &seen_setup, &seen_run, &run_line, &run_col, &xfs,
+					      &r.overlay);
 			toks_free(&t);
 			if (rc < 0)
 				goto fail;

@@ -111,7 +111,19 @@ struct wl_workload {
 	size_t nsetup;     /* ops[0..nsetup) are [setup]; the rest [run] */
 	struct wl_expect *expects;
 	size_t nexpects;
+	int overlay;       /* the line of an [overlay] header, 0 without one: [setup]
+			    * runs in the lower layer of an overlay on the fs under
+			    * test, [run] through the overlay (WL_OVERLAY_OPTS) */
 };
+
+/* The overlay's mount options, besides its layers: every feature that keeps
+ * more state on the upper layer off, so a crash state is judged on the
+ * copy-up, rename and whiteout alone. */
+#define WL_OVERLAY_OPTS "index=off,redirect_dir=off,metacopy=off,xino=off"
+/* Its layers, in the root of the file system under test. */
+#define WL_OVERLAY_LOWER "lower"
+#define WL_OVERLAY_UPPER "upper"
+#define WL_OVERLAY_WORK "work"
 
 /* Replace dst's expectations with copies of src's. */
 void wl_copy_expects(struct wl_workload *dst, const struct wl_workload *src);

@@ -153,9 +153,9 @@ static int read_ops(struct crashdb *db, struct fsrun *f, struct errbuf *e)
 	return r;
 }
 
-/* The workload's [expect] lines are not op rows: they come from the run's
- * stored workload text, each fs run keeping those that apply to its fs. A
- * text that no longer parses keeps none. */
+/* The workload's [expect] lines (and its [overlay] header) are not op rows:
+ * they come from the run's stored workload text, each fs run keeping those
+ * that apply to its fs. A text that no longer parses keeps none. */
 static void read_expects(struct crashdb *db, int64_t run_id, struct fsrun *v, size_t n)
 {
 	struct errbuf e;
@@ -167,6 +167,8 @@ static void read_expects(struct crashdb *db, int64_t run_id, struct fsrun *v, si
 		struct wl_workload w;
 		const char *file = (const char *)sqlite3_column_text(st, 0);
 		if (wl_parse(file ? file : "workload", (const char *)sqlite3_column_text(st, 1), &w, &e) == 0) {
+			for (size_t i = 0; i < n; i++)
+				v[i].ops.overlay = w.overlay;
 			for (size_t i = 0; i < n && w.nexpects; i++) {
 				wl_copy_expects(&v[i].ops, &w);
 				free(v[i].ops.file);

@@ -47,6 +47,7 @@ struct checker_opts {
 	const char *base;        /* the base image the log was recorded over */
 	const char *log_path;
 	const char *mount_opts;
+	int overlay;             /* an [overlay] workload: the overlay's merged view is checked */
 };
 
 struct checker;
@@ -86,7 +87,9 @@ int record_start(const struct record_opts *o, struct recording *rec, struct reco
 /* Run op; r (may be NULL) gets its result, with log_pos the committed log
  * entries when it returned. */
 int record_op(struct record_session *s, const struct wl_op *op, struct op_result *r);
-/* The sync that ends the setup: rec->setup_end is the committed count after it. */
+/* The sync that ends the setup: rec->setup_end is the committed count after it.
+ * An [overlay] workload (o->w->overlay) ran [setup] in the overlay's lower
+ * layer; its overlay is mounted first and the session moves there. */
 int record_setup_sync(struct record_session *s);
 /* The workload of o (setup, the setup's sync, ops), progress reported as
  * record_qemu reports it. 0, or -1 as record_op. */
@@ -129,7 +132,7 @@ void record_keep_console(const struct recording *rec, struct vm *vm);
  * with e set). check and stop are backend_qemu's. */
 enum vm_outcome checker_qemu_boot(const struct checker_opts *o, int log_disk, struct checker **out, struct errbuf *e);
 enum vm_outcome checker_qemu_load_log(struct checker *c, const char *log_path, const char *mount_opts,
-				      struct errbuf *e);
+				      int overlay, struct errbuf *e);
 enum vm_outcome checker_qemu_check(struct checker *c, const char *spec, struct check_report *rep, struct errbuf *e);
 void checker_qemu_stop(struct checker *c, int failed, const char *console_path);
 /* Whose the checker is (NULL for backend_qemu's own). */

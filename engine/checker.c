@@ -37,6 +37,7 @@ struct checker {
 	const struct fs_type *fs;
 	char *fsck;           /* the fs's read-only fsck command, space-joined */
 	char *mount_opts;
+	int overlay;          /* check the [overlay] workload's merged view */
 	char *scratch;        /* the copy-on-write scratch disk (removed at the end), or NULL */
 	uint32_t seq;
 	uint32_t seq_log;     /* LOG requests sent */
@@ -57,6 +58,7 @@ enum vm_outcome checker_qemu_boot(const struct checker_opts *o, int log_disk, st
 	c->fs = fs_lookup(o->fs);
 	c->fsck = fs_fsck_line(c->fs);
 	c->mount_opts = xstrdup(o->mount_opts ? o->mount_opts : "");
+	c->overlay = o->overlay;
 	struct vm_config cfg = *o->guest;
 	memset(&cfg.drives, 0, sizeof(cfg.drives));
 	strvec_pushf(&cfg.drives, "file=%s,format=raw,snapshot=on", o->base);
@@ -91,11 +93,12 @@ enum vm_outcome checker_qemu_boot(const struct checker_opts *o, int log_disk, st
 }
 
 enum vm_outcome checker_qemu_load_log(struct checker *c, const char *log_path, const char *mount_opts,
-				      struct errbuf *e)
+				      int overlay, struct errbuf *e)
 {
 	errbuf_clear(e);
 	free(c->mount_opts);
 	c->mount_opts = xstrdup(mount_opts ? mount_opts : "");
+	c->overlay = overlay;
 	free(c->refused);
 	c->refused = NULL;
 	int fd = open(log_path, O_RDONLY | O_CLOEXEC);
@@ -203,7 +206,8 @@ enum vm_outcome checker_qemu_check(struct checker *c, const char *spec, struct c
 		int st;
 		o = vm_exec(&c->vm, argv, 1, 2, 0, &st);
 	} else {
-		char *req = xasprintf("fs=%s\nspec=%s\nmount_opts=%s\nfsck=%s\n", c->fs->name, spec, c->mount_opts, c->fsck);
+		char *req = xasprintf("fs=%s\nspec=%s\nmount_opts=%s\nfsck=%s\n%s", c->fs->name, spec, c->mount_opts,
+				      c->fsck, c->overlay ? "overlay=1\n" : "");
 		uint8_t type = 0;
 		struct sbuf reply = SBUF_INIT;
 		o = vm_request(&c->vm, PROTO_MSG_CHECK, 0, ++c->seq, req, (uint32_t)strlen(req),

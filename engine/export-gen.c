@@ -572,6 +572,10 @@ void export_notes(struct sbuf *out, const struct export_src *x, const char *what
 	sbuf_addf(out, "kernel      %s\n", r->kernel_version ? r->kernel_version : "-");
 	sbuf_addf(out, "mkfs        %s %s\n", f->fs, or_default(f->mkfs_opts));
 	sbuf_addf(out, "mount       -t %s -o %s\n", f->fs, f->mount_opts && *f->mount_opts ? f->mount_opts : "defaults");
+	if (f->ops.overlay)
+		sbuf_addf(out, "overlay     -t overlay -o lowerdir=M/%s,upperdir=M/%s,workdir=M/%s,%s (M: where the disk is "
+			  "mounted; the nodes below are its merged view)\n", WL_OVERLAY_LOWER, WL_OVERLAY_UPPER,
+			  WL_OVERLAY_WORK, WL_OVERLAY_OPTS);
 	sbuf_addf(out, "disk        %" PRId64 " bytes\n", f->image_size);
 	sbuf_addf(out, "state       %s (%s), log position %" PRId64 "\n", s->kind ? s->kind : "-",
 		  s->spec ? s->spec : "-", s->point);

@@ -165,6 +165,7 @@ int export_verify(const struct vm_config *guest, const struct fsrun *fr, const c
 	const struct backend *b = backend_qemu();
 	struct checker_opts o = {
 		.guest = guest, .fs = fr->fs, .base = image, .log_path = fr->log_path, .mount_opts = fr->mount_opts,
+		.overlay = fr->ops.overlay,
 	};
 	struct checker *c = NULL;
 	errbuf_clear(e);

@@ -367,7 +367,7 @@ static enum vm_outcome pool_checker_start(const struct backend *b, const struct 
 		free(key);
 	}
 	*out = f->ck;
-	return checker_qemu_load_log(f->ck, co->log_path, co->mount_opts, e);
+	return checker_qemu_load_log(f->ck, co->log_path, co->mount_opts, co->overlay, e);
 }
 
 static enum vm_outcome pool_check(struct checker *c, const char *spec, struct check_report *rep, struct errbuf *e)

@@ -8,7 +8,9 @@
  * superblock entry count at each flush: that count is our clock. The
  * guest mounts the file system, the agent opens a workload session, the
  * setup ops run, then a global sync, and the count at that moment is
- * setup_end. Each run op is then sent alone; when its RESULT arrives the
+ * setup_end. (An [overlay] workload's setup runs in the lower layer, and
+ * its overlay is mounted just before that sync: the run's ops go through
+ * it, and what mounting it wrote is in every crash state.) Each run op is then sent alone; when its RESULT arrives the
  * host re-reads the count, which is the op's log position: every entry
  * before it was flushed before the op returned. After the last op the host
  * SIGKILLs QEMU - the power cut; dirty pages in the guest are lost, as they
@@ -129,6 +131,9 @@ struct record_session {
 	char *live_log;          /* where QEMU writes this disk's log: rec->log_path, or the slot's */
 	int up;                  /* the guest runs */
 	struct wlog_follow follow; /* how far live_log is complete (log positions) */
+	char *overlay;           /* an [overlay] workload: the SESSION that mounts its overlay
+				  * before the setup's sync, or NULL (done, or none) */
+	char *overlay_at;        /* its "file:line", for messages */
 };
 
 #define FAIL(s, o, ...) fail((s)->rec, (s)->vm, !(s)->borrowed, o, __VA_ARGS__)
@@ -155,8 +160,17 @@ static int record_prepare(const struct record_opts *o, struct recording *rec)
 static int session_open(struct record_session *s, const struct record_opts *o, const char *dev, const char *mnt)
 {
 	struct sbuf sb = SBUF_INIT;
-	char *sess = xasprintf("dir=%s\nmount=%s\nfstype=%s\nmopts=%s\nfbarrier=%ld\nfdatabarrier=%ld\n", mnt, dev,
-			       o->fs, o->mount_opts ? o->mount_opts : "", o->nr_fbarrier, o->nr_fdatabarrier);
+	int ovl = o->w && o->w->overlay;
+	char *sess = xasprintf("dir=%s\nmount=%s\nfstype=%s\nmopts=%s\nfbarrier=%ld\nfdatabarrier=%ld\n%s", mnt, dev,
+			       o->fs, o->mount_opts ? o->mount_opts : "", o->nr_fbarrier, o->nr_fdatabarrier,
+			       ovl ? "layers=1\n" : "");
+	/* [overlay]: [setup] runs in the lower layer, [run] through the overlay,
+	 * mounted beside the fs before the setup's sync */
+	if (ovl && !s->overlay) {
+		s->overlay = xasprintf("dir=%s.ovl\noverlay=%s\nfbarrier=%ld\nfdatabarrier=%ld\n", mnt, mnt,
+				       o->nr_fbarrier, o->nr_fdatabarrier);
+		s->overlay_at = xasprintf("%s:%d", o->w->file ? o->w->file : "workload", o->w->overlay);
+	}
 	uint8_t type = 0;
 	enum vm_outcome out = vm_request(s->vm, PROTO_MSG_SESSION, 0, 0, sess, (uint32_t)strlen(sess), 0, &type, &sb);
 	free(sess);
@@ -190,6 +204,8 @@ int record_start_slot(const struct record_opts *o, const struct record_slot *slo
 	s->borrowed = 1;
 	s->live_log = xstrdup(slot->log);
 	if (session_open(s, o, slot->dev, slot->mnt) < 0) {
+		free(s->overlay);
+		free(s->overlay_at);
 		free(s->live_log);
 		free(s);
 		return -1;
@@ -245,6 +261,8 @@ int record_start(const struct record_opts *o, struct recording *rec, struct reco
 	if (out != VM_OK || session_open(s, o, "/dev/vda", "/mnt/test") < 0) {
 		if (out != VM_OK)
 			FAIL(s, out, "the recording guest did not start");
+		free(s->overlay);
+		free(s->overlay_at);
 		free(s->live_log);
 		free(s);
 		return -1;
@@ -299,9 +317,41 @@ int record_op(struct record_session *s, const struct wl_op *op, struct op_result
 	return 0;
 }
 
-/* The sync that ends the setup: setup_end is the committed count after it. */
+/* An [overlay] workload's overlay mounted, the session moved there. 0, or
+ * -1 with the guest killed (fail). */
+static int overlay_open(struct record_session *s)
+{
+	struct sbuf sb = SBUF_INIT;
+	uint8_t type = 0;
+	enum vm_outcome out = vm_request(s->vm, PROTO_MSG_SESSION, 0, 0, s->overlay, (uint32_t)strlen(s->overlay), 0,
+					 &type, &sb);
+	free(s->overlay);
+	s->overlay = NULL;
+	if (out != VM_OK) {
+		sbuf_free(&sb);
+		s->up = 0;
+		return FAIL(s, out, "%s: [overlay]: the guest failed while mounting the overlay", s->overlay_at);
+	}
+	if (type != PROTO_MSG_RESULT) {
+		char words[1000] = "";
+		reply_words(type, &sb, words, sizeof(words));
+		sbuf_free(&sb);
+		s->up = 0;
+		return FAIL(s, VM_OK, "%s: [overlay]: cannot mount the overlay in the recording guest%s: %s", s->overlay_at,
+			    strstr(words, "No such device") ? " (the guest kernel has no overlayfs: CONFIG_OVERLAY_FS)" : "",
+			    words);
+	}
+	sbuf_free(&sb);
+	return 0;
+}
+
+/* The sync that ends the setup: setup_end is the committed count after it.
+ * An [overlay] workload's overlay is mounted first, so what mounting it
+ * wrote is on disk before the first crash state. */
 int record_setup_sync(struct record_session *s)
 {
+	if (s->up && s->overlay && overlay_open(s) < 0)
+		return -1;
 	struct wl_op sync_op = { .kind = WL_SYNC, .section = WL_SETUP, .off = -1, .len = -1 };
 	struct op_result r;
 	if (record_op(s, &sync_op, &r) < 0)
@@ -320,6 +370,8 @@ void record_stop(struct record_session *s)
 		keep_console(s->rec, s->vm);
 		vm_free(s->vm);
 	}
+	free(s->overlay);
+	free(s->overlay_at);
 	free(s->live_log);
 	free(s);
 }

@@ -343,7 +343,7 @@ static int check_states(struct fsloop *L, const struct crash_state *states, size
 	char title[64];
 	snprintf(title, sizeof(title), "%s: checking", fs);
 	struct progress *bar = p->quiet ? NULL : progress_start(title, nstates);
-	struct checker_opts co = { p->guest, fs, L->fr.base_image, L->fr.log_path, L->f->mount_opts };
+	struct checker_opts co = { p->guest, fs, L->fr.base_image, L->fr.log_path, L->f->mount_opts, p->w->overlay };
 	struct checker *ck = NULL;
 	struct errbuf ce;
 	errbuf_clear(&ce);

@@ -242,11 +242,33 @@ static void send_error(uint32_t seq, const char *msg)
 	send_or_die(PROTO_MSG_ERROR, 0, seq, msg, (uint32_t)strlen(msg));
 }
 
+/* The overlay a session mounted (overlay=), unmounted when it ends. */
+static char ovl_merged[256];
+
+static int umount_now_or_lazily(const char *dir)
+{
+	return umount2(dir, 0) < 0 && umount2(dir, MNT_DETACH) < 0 ? -1 : 0;
+}
+
+/* The error of a mount that failed, with the kernel's last words. */
+static void send_mount_error(uint32_t seq, const char *what, const char *at, int e)
+{
+	char kt[1500], msg[2048];
+	agent_kernel_tail(kt, sizeof(kt));
+	snprintf(msg, sizeof(msg), "mounting %s on %s failed: %s%s%s", what, at, strerror(e), *kt ? " | " : "", kt);
+	send_error(seq, msg);
+}
+
 /* SESSION: the previous session's open files all closed, a new one opened
  * at dir - with mount=DEV (fstype, mopts) after mounting DEV there, as
- * mount(2) does: the checker mounts crash states the same way. With end=1
- * only the closing, and with umount=DIR the unmounting of DIR (lazily if it
- * is busy): a guest that lives across recordings lets go of a disk. Both
+ * mount(2) does: the checker mounts crash states the same way; with
+ * layers=1 also, the directories of an [overlay] workload's layers made
+ * there (overlay.c) and the session opened in its lower layer, where
+ * [setup] runs. With overlay=LAYERS, the overlay over LAYERS' layers
+ * mounted at dir first (for [run]: the host sends this before the setup's
+ * sync). With end=1 only the closing (and the unmounting of the session's
+ * overlay), and with umount=DIR the unmounting of DIR (lazily if it is
+ * busy): a guest that lives across recordings lets go of a disk. All
  * without a shell: under TCG the three programs `mkdir -p && mount` and
  * `umount` ran cost a recording as much as its ops. */
 static void handle_session(const struct proto_msg *m)
@@ -256,8 +278,16 @@ static void handle_session(const struct proto_msg *m)
 		free(end);
 		agent_ops_free(ops);
 		ops = NULL;
+		if (ovl_merged[0] && umount_now_or_lazily(ovl_merged) < 0) {
+			char msg[400];
+			snprintf(msg, sizeof(msg), "cannot unmount the overlay %s: %s", ovl_merged, strerror(errno));
+			ovl_merged[0] = '\0';
+			send_error(m->seq, msg);
+			return;
+		}
+		ovl_merged[0] = '\0';
 		char *um = kv_get((const char *)m->data, m->len, "umount");
-		if (um && umount2(um, 0) < 0 && umount2(um, MNT_DETACH) < 0) {
+		if (um && umount_now_or_lazily(um) < 0) {
 			char msg[400];
 			snprintf(msg, sizeof(msg), "cannot unmount %s: %s", um, strerror(errno));
 			send_error(m->seq, msg);
@@ -271,38 +301,59 @@ static void handle_session(const struct proto_msg *m)
 	free(end);
 	char *dir = kv_get((const char *)m->data, m->len, "dir");
 	char *dev = kv_get((const char *)m->data, m->len, "mount");
+	char *layers = kv_get((const char *)m->data, m->len, "layers");
+	char *ovl = kv_get((const char *)m->data, m->len, "overlay");
+	const char *at = dir ? dir : "/mnt";
+	char opsdir[300];
+	snprintf(opsdir, sizeof(opsdir), "%s", at);
+	int r = 0;
 	if (dev) {
 		char *fstype = kv_get((const char *)m->data, m->len, "fstype");
 		char *mopts = kv_get((const char *)m->data, m->len, "mopts");
-		const char *at = dir ? dir : "/mnt";
 		klogctl(5 /* SYSLOG_ACTION_CLEAR */, NULL, 0);
-		int r = mkdir_p(at, 0755);
+		r = mkdir_p(at, 0755);
 		if (r == 0)
 			r = mount(dev, at, fstype ? fstype : "", 0, mopts && *mopts ? mopts : NULL);
-		if (r < 0) {
-			int e = errno;
-			char kt[1500], msg[2048];
-			agent_kernel_tail(kt, sizeof(kt));
-			snprintf(msg, sizeof(msg), "mounting %s on %s failed: %s%s%s", dev, at, strerror(e),
-				 *kt ? " | " : "", kt);
-			send_error(m->seq, msg);
-		}
+		if (r < 0)
+			send_mount_error(m->seq, dev, at, errno);
 		free(fstype);
 		free(mopts);
-		free(dev);
+	}
+	if (r == 0 && layers && !strcmp(layers, "1")) {
+		r = agent_overlay_layers(at);
 		if (r < 0) {
-			free(dir);
-			return;
+			char msg[400];
+			snprintf(msg, sizeof(msg), "cannot make the overlay's layers in %s: %s", at, strerror(errno));
+			send_error(m->seq, msg);
 		}
+		snprintf(opsdir, sizeof(opsdir), "%s/%s", at, WL_OVERLAY_LOWER);
+	}
+	if (r == 0 && ovl) {
+		/* the lower layer's files are closed before it is a layer */
+		agent_ops_free(ops);
+		ops = NULL;
+		klogctl(5 /* SYSLOG_ACTION_CLEAR */, NULL, 0);
+		r = agent_overlay_mount(ovl, at);
+		if (r < 0)
+			send_mount_error(m->seq, "the overlay", at, errno);
+		else
+			snprintf(ovl_merged, sizeof(ovl_merged), "%s", at);
+	}
+	free(dev);
+	free(layers);
+	free(ovl);
+	if (r < 0) {
+		free(dir);
+		return;
 	}
 	char *fb = kv_get((const char *)m->data, m->len, "fbarrier");
 	char *fdb = kv_get((const char *)m->data, m->len, "fdatabarrier");
 	if (ops)
 		agent_ops_free(ops);
 	ops = NULL;
-	ops = agent_ops_new(dir ? dir : "/mnt", fb ? atol(fb) : -1, fdb ? atol(fdb) : -1);
-	struct op_result r = { .ret = ops ? 0 : -1, .err = ops ? 0 : errno };
-	send_result(m->seq, &r);
+	ops = agent_ops_new(opsdir, fb ? atol(fb) : -1, fdb ? atol(fdb) : -1);
+	struct op_result res = { .ret = ops ? 0 : -1, .err = ops ? 0 : errno };
+	send_result(m->seq, &res);
 	free(dir);
 	free(fb);
 	free(fdb);

@@ -3,6 +3,7 @@
  *   agent.c    PID 1: pseudo file systems, the channel, EXEC/SHUTDOWN
  *   ops.c      carries out workload ops with the real system calls
  *   capture.c  walks a mounted tree into tree_node lines (core/tree.h)
+ *   overlay.c  the overlay of an [overlay] workload, for both of them
  */
 #ifndef CRASHLAB_IMAGES_AGENT_AGENT_H
 #define CRASHLAB_IMAGES_AGENT_AGENT_H
@@ -27,10 +28,17 @@ void agent_ops_free(struct agent_ops *a);
  * itself excluded) to out. 0, or -1 with errno. */
 int agent_capture_tree(const char *dir, FILE *out);
 
+/* An [overlay] workload's layers: make the directories lower, upper and
+ * work in dir (the mounted fs under test), and mount the overlay over those
+ * of layers at merged (made when missing). 0, or -1 with errno. */
+int agent_overlay_layers(const char *dir);
+int agent_overlay_mount(const char *layers, const char *merged);
+
 /* The checker: builds crash states as device-mapper snapshots of the
  * origin (the base image) with copy-on-write in RAM, applies a state's
  * writes from the write log, mounts, captures, unmounts and runs fsck.
- * request: the CHECK payload ("key=value\n": fs, spec, mount_opts, fsck);
+ * request: the CHECK payload ("key=value\n": fs, spec, mount_opts, fsck,
+ * overlay);
  * reply: the STATE payload (malloc'd). 0, or -1 with e. */
 struct agent_checker;
 struct agent_checker *agent_checker_new(const char *origin, const char *logdev, struct errbuf *e);

@@ -17,7 +17,9 @@
  *      stores used in turn: see load_snapshot);
  *   2. apply the state's writes to the snapshot in log order;
  *   3. mount it (the file system's journal or log recovery runs here),
- *      capture the observed tree (capture.c), unmount;
+ *      capture the observed tree (capture.c), unmount; for an [overlay]
+ *      workload (overlay=1), the overlay mounted over it in between and
+ *      its merged view captured (overlay.c);
  *   4. run the file system's fsck read-only on the recovered device;
  *   5. empty the store for the state after next.
  * A state that does not mount, or that fsck flags, is a result, reported
@@ -49,6 +51,7 @@
 
 #define STATE_NAME "clstate"
 #define STATE_DIR "/mnt/state"
+#define MERGED_DIR "/mnt/merged"
 #define COW_FILE "/tmp/cl-cow%d"
 #define COW_DISK "/dev/vdc"
 #define OUTPUT_MAX (64 * 1024)
@@ -475,6 +478,7 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	char *spec_text = kv_get(request, len, "spec");
 	char *mopts = kv_get(request, len, "mount_opts");
 	char *fsck = kv_get(request, len, "fsck");
+	char *overlay = kv_get(request, len, "overlay");
 	char *fsck_out = NULL, *tree = NULL;
 	size_t fsck_len = 0, tree_len = 0;
 	int ret = -1;
@@ -526,17 +530,38 @@ int agent_checker_run(struct agent_checker *c, const char *request, size_t len, 
 	/* 3. mount (recovery runs), capture, unmount */
 	klogctl(5 /* SYSLOG_ACTION_CLEAR */, NULL, 0);
 	if (mount(stage.dev, STATE_DIR, fs, 0, mopts && *mopts ? mopts : NULL) == 0) {
+		/* an [overlay] workload's program sees the overlay: mounted over
+		 * the recovered fs as the recording mounted it; when it does not
+		 * mount, the state does not */
+		const char *seen = STATE_DIR;
+		int merged = 0;
 		mount_ok = 1;
+		if (overlay && !strcmp(overlay, "1")) {
+			if (agent_overlay_mount(STATE_DIR, MERGED_DIR) == 0) {
+				seen = MERGED_DIR;
+				merged = 1;
+			} else {
+				int e = errno;
+				char kt[1500];
+				agent_kernel_tail(kt, sizeof(kt));
+				snprintf(msg, sizeof(msg), "mount of the overlay: %s%s%s", strerror(e), *kt ? " | " : "", kt);
+				mount_ok = 0;
+			}
+		}
 		double t2 = now_ms();
 		t_mount = t2 - t1;
-		FILE *f = open_memstream(&tree, &tree_len);
-		if (!f || agent_capture_tree(STATE_DIR, f) < 0) {
+		FILE *f = mount_ok ? open_memstream(&tree, &tree_len) : NULL;
+		if (mount_ok && (!f || agent_capture_tree(seen, f) < 0)) {
 			snprintf(msg, sizeof(msg), "capture failed: %s", strerror(errno));
 		}
 		if (f)
 			fclose(f);
 		double t3 = now_ms();
 		t_capture = t3 - t2;
+		if (merged && umount2(MERGED_DIR, 0) < 0) {
+			snprintf(msg, sizeof(msg), "umount of the overlay failed: %s", strerror(errno));
+			umount2(MERGED_DIR, MNT_DETACH);
+		}
 		if (umount2(STATE_DIR, 0) < 0) {
 			snprintf(msg, sizeof(msg), "umount failed: %s", strerror(errno));
 			umount2(STATE_DIR, MNT_DETACH);
@@ -612,6 +637,7 @@ out:
 	free(spec_text);
 	free(mopts);
 	free(fsck);
+	free(overlay);
 	free(fsck_out);
 	free(tree);
 	return ret;

@@ -209,7 +209,14 @@ static const struct bad bad_inputs[] = {
 	{ "sleep\n", "t.wl:1:6: sleep: missing MS (usage: sleep MS)" },
 	{ "[run]\nsync\n[setup]\nsync\n", "t.wl:3:1: section [setup] must come before [run]" },
 	{ "[setup]\nsync\n[setup]\n", "t.wl:3:1: duplicate section [setup]" },
-	{ "[teardown]\n", "t.wl:1:1: unknown section '[teardown]' (expected [setup], [run] or [expect])" },
+	{ "[teardown]\n", "t.wl:1:1: unknown section '[teardown]' (expected [overlay], [setup], [run] or [expect])" },
+	{ "[setup]\n[overlay]\n[run]\nsync\n", "t.wl:2:1: [overlay] must come first, before [setup], [run] and any op" },
+	{ "sync\n[overlay]\n", "t.wl:2:1: [overlay] must come first, before [setup], [run] and any op" },
+	{ "[overlay]\n[overlay]\n[run]\nsync\n", "t.wl:2:1: duplicate [overlay] (the first is on line 1)" },
+	{ "[overlay] index=on\n[run]\nsync\n", "t.wl:1:11: [overlay] takes no options (the overlay is mounted with "
+	  "index=off,redirect_dir=off,metacopy=off,xino=off)" },
+	{ "[overlay index=on]\n[run]\nsync\n", "t.wl:1:10: [overlay] takes no options (the overlay is mounted with "
+	  "index=off,redirect_dir=off,metacopy=off,xino=off)" },
 	{ "[expect]\nf exists\n[run]\nsync\n", "t.wl:1:1: section [expect] must come after [run]" },
 	{ "[run]\nsync\n[expect]\nf\n", "t.wl:4:2: expect: missing what to expect of 'f' (usage: PATH exists|absent, PATH "
 	  "size|nlink N, PATH mode MODE, PATH type file|dir|symlink, PATH data OP, PATH text \"TEXT\", PATH lists NAME..., "
@@ -302,6 +309,17 @@ TEST(sections)
 	      w.ops[0].line == 4, "[run] alone, comments after a header");
 	wl_free(&w);
 	CHECK(wl_parse("x", "[setup]\n[run]\nsync\n", &w, &eb) == 0 && w.n == 1, "an empty [setup] is fine");
+	CHECK(w.overlay == 0, "no [overlay]: overlay 0");
+	wl_free(&w);
+	CHECK(wl_parse("x", "# on an overlay\n[overlay]\n[setup]\nwrite f 4K\n[run]\nsetxattr f user.x 1\n", &w, &eb) == 0 &&
+	      w.overlay == 2 && w.n == 2 && w.nsetup == 1, "[overlay] first: its line kept, the sections as usual");
+	struct wl_workload c;
+	wl_copy(&c, &w);
+	CHECK(c.overlay == 2, "wl_copy keeps [overlay]");
+	wl_free(&c);
+	wl_free(&w);
+	CHECK(wl_parse("x", "[overlay]\nsync\n", &w, &eb) == 0 && w.overlay == 1 && w.n == 1 && w.nsetup == 0,
+	      "[overlay] then ops without a header: all [run]");
 	wl_free(&w);
 }
 
