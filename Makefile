@@ -142,8 +142,8 @@ DEB_PKGS := build-essential pkg-config patch qemu-system-x86 qemu-utils linux-so
 	libvirt-dev libvirt-daemon-system \
 	chromium clang libclang-rt-14-dev parallel
 DEB_PKGS += linux-source-6.1
-# crashlab kernel tree|export|check: git, and checkpatch's SPDX check (python3-ply)
-DEB_PKGS += git python3-ply
+# crashlab kernel tree|export|check: git, checkpatch's SPDX check (python3-ply), docutils for the .rst check
+DEB_PKGS += git python3-ply python3-docutils
 
 deps:
 	@missing=""; for p in $(DEB_PKGS); do \

@@ -113,6 +113,7 @@ static const char check_usage[] =
 	"              Documentation file that base does not have already\n"
 	"  kernel-doc  scripts/kernel-doc -Wall on the touched .c and .h files: no more\n"
 	"              warnings than the same files have at base\n"
+	"  rst         docutils on the touched .rst files: no more warnings than at base\n"
 	"and for every patch scripts/checkpatch.pl --strict: no error, and every\n"
 	"warning or check type it reports (e.g. BIT_MACRO) named in the cover letter,\n"
 	"which must explain it. Then 'crashlab kernel test' on the kernel of the whole\n"

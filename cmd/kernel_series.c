@@ -394,6 +394,7 @@ struct row {
 	char build[48];
 	char refs[32];
 	char kdoc[32];
+	char rst[32];
 	char cp[48];
 	bool failed;
 };
@@ -423,13 +424,31 @@ static int kdoc_warnings(const char *dir, const struct strvec *files)
 	return n;
 }
 
-/* The files HEAD changed in dir that kernel-doc and the build look at. */
-static void touched(const char *dir, struct strvec *kdoc, struct strvec *objs)
+/* docutils' warnings and errors (level 2 and up) over .rst files (in dir):
+ * what Sphinx would also report, short of its own directives. */
+static int rst_warnings(const char *dir, const struct strvec *files)
+{
+	int n = 0;
+	struct sbuf out = SBUF_INIT;
+	for (size_t i = 0; i < files->n; i++) {
+		run_quiet(dir, &out, "rst2pseudoxml", "--report=2", "--halt=5", "--no-file-insertion",
+			  files->v[i], "/dev/null", NULL);
+		n += count_lines(out.buf ? out.buf : "", "/2) ") + count_lines(out.buf ? out.buf : "", "/3) ") +
+		     count_lines(out.buf ? out.buf : "", "/4) ");
+	}
+	sbuf_free(&out);
+	return n;
+}
+
+/* The files HEAD changed in dir that kernel-doc, docutils and the build look at. */
+static void touched(const char *dir, struct strvec *kdoc, struct strvec *objs, struct strvec *rst)
 {
 	struct sbuf out = SBUF_INIT;
 	run_quiet(dir, &out, "git", "diff", "--name-only", "--diff-filter=AM", "HEAD~1", "HEAD", NULL);
 	for (char *s = out.buf, *save = NULL, *t; (t = strtok_r(s, "\n", &save)); s = NULL) {
 		size_t len = strlen(t);
+		if (!strncmp(t, "Documentation/", 14) && len > 4 && !strcmp(t + len - 4, ".rst"))
+			strvec_push(rst, t);
 		if (!strncmp(t, "tools/", 6) || !strncmp(t, "Documentation/", 14) || !strncmp(t, "scripts/", 8))
 			continue;
 		if (len > 2 && (!strcmp(t + len - 2, ".c") || !strcmp(t + len - 2, ".h")))
@@ -501,6 +520,27 @@ static void checkpatch(const char *dir, const char *patch, const char *cover, st
 	if (unexplained)
 		r->failed = true;
 	sbuf_free(&out);
+}
+
+/* Copies of files as they are at base, under bt; their paths into out. */
+static void at_base(const char *check, const char *bt, const struct strvec *files, struct strvec *out)
+{
+	struct sbuf data = SBUF_INIT;
+	for (size_t k = 0; k < files->n; k++) {
+		char *spec = xasprintf("base:%s", files->v[k]);
+		if (run_quiet(check, &data, "git", "show", spec, NULL) == 0) {
+			char *dst = xasprintf("%s/%s", bt, files->v[k]);
+			char *slash = strrchr(dst, '/');
+			*slash = '\0';
+			mkdir_p(dst, 0755);
+			*slash = '/';
+			write_file_atomic(dst, data.buf, data.len);
+			strvec_push(out, dst);
+			free(dst);
+		}
+		free(spec);
+	}
+	sbuf_free(&data);
 }
 
 static int make_in(const char *check, const char *build, int jobs, const struct strvec *targets, struct sbuf *out,
@@ -591,6 +631,7 @@ int kernel_check_cmd(const struct kbuild_opts *o, const char *build_mode, bool s
 		strcpy(r->build, "-");
 		strcpy(r->refs, "-");
 		strcpy(r->kdoc, "-");
+		strcpy(r->rst, "-");
 		strcpy(r->cp, "-");
 		char *patch = xasprintf("%s/%s", kdir, names.v[i]);
 		checkpatch(check, patch, cover, r, &details);
@@ -611,8 +652,8 @@ int kernel_check_cmd(const struct kbuild_opts *o, const char *build_mode, bool s
 		}
 		free(patch);
 		r->applies = "ok";
-		struct strvec kdoc = STRVEC_INIT, objs = STRVEC_INIT;
-		touched(check, &kdoc, &objs);
+		struct strvec kdoc = STRVEC_INIT, objs = STRVEC_INIT, rst = STRVEC_INIT;
+		touched(check, &kdoc, &objs, &rst);
 		if (!none) {
 			struct strvec t = STRVEC_INIT;
 			strvec_push(&t, "olddefconfig");
@@ -647,31 +688,27 @@ int kernel_check_cmd(const struct kbuild_opts *o, const char *build_mode, bool s
 			sbuf_addf(&details, "  %s, broken reference: %s\n", names.v[i], first.buf);
 		}
 		sbuf_free(&first);
-		/* kernel-doc: warnings on the touched files now, against the same files at base */
-		int now_w = kdoc_warnings(check, &kdoc), base_w = 0;
-		if (kdoc.n) {
-			char *bt = xasprintf("%s/check-base", root);
-			rm_rf(bt);
-			struct strvec bk = STRVEC_INIT;
-			for (size_t k = 0; k < kdoc.n; k++) {
-				char *spec = xasprintf("base:%s", kdoc.v[k]);
-				if (run_quiet(check, &out, "git", "show", spec, NULL) == 0) {
-					char *dst = xasprintf("%s/%s", bt, kdoc.v[k]);
-					char *slash = strrchr(dst, '/');
-					*slash = '\0';
-					mkdir_p(dst, 0755);
-					*slash = '/';
-					write_file_atomic(dst, out.buf, out.len);
-					strvec_push(&bk, dst);
-					free(dst);
-				}
-				free(spec);
-			}
-			base_w = kdoc_warnings(check, &bk);
-			strvec_free(&bk);
-			rm_rf(bt);
-			free(bt);
+		/* kernel-doc and docutils: warnings on the touched files now,
+		 * against the same files at base */
+		char *bt = xasprintf("%s/check-base", root);
+		struct strvec bk = STRVEC_INIT, br = STRVEC_INIT;
+		at_base(check, bt, &kdoc, &bk);
+		at_base(check, bt, &rst, &br);
+		int now_w = kdoc_warnings(check, &kdoc), base_w = kdoc_warnings(check, &bk);
+		int now_r = rst_warnings(check, &rst), base_r = rst_warnings(check, &br);
+		strvec_free(&bk);
+		strvec_free(&br);
+		rm_rf(bt);
+		free(bt);
+		if (now_r > base_r) {
+			snprintf(r->rst, sizeof(r->rst), "%d new", now_r - base_r);
+			r->failed = true;
+			sbuf_addf(&details, "  %s: docutils reports %d problems in its .rst files, %d at base\n", names.v[i],
+				  now_r, base_r);
+		} else {
+			snprintf(r->rst, sizeof(r->rst), rst.n ? "ok" : "-");
 		}
+		strvec_free(&rst);
 		if (now_w > base_w) {
 			snprintf(r->kdoc, sizeof(r->kdoc), "%d new", now_w - base_w);
 			r->failed = true;
@@ -715,14 +752,15 @@ int kernel_check_cmd(const struct kbuild_opts *o, const char *build_mode, bool s
 		}
 	}
 
-	printf("%-62s %-7s %-16s %-8s %-10s %s\n", "patch", "applies", "build", "refs", "kernel-doc",
+	printf("%-62s %-7s %-16s %-8s %-10s %-8s %s\n", "patch", "applies", "build", "refs", "kernel-doc", "rst",
 	       "checkpatch --strict");
 	for (size_t i = 0; i < names.n; i++)
-		printf("%-62.62s %-7s %-16s %-8s %-10s %s\n", rows[i].name, rows[i].applies, rows[i].build, rows[i].refs,
-		       rows[i].kdoc, rows[i].cp);
+		printf("%-62.62s %-7s %-16s %-8s %-10s %-8s %s\n", rows[i].name, rows[i].applies, rows[i].build,
+		       rows[i].refs, rows[i].kdoc, rows[i].rst, rows[i].cp);
 	printf("selftests: %s\n", st);
 	printf("build: %s (%s); refs: new broken Documentation references "
 	       "(documentation-file-ref-check) against base; kernel-doc: new -Wall warnings in the touched files; "
+	       "rst: new docutils warnings in the touched .rst files; "
 	       "checkpatch: errors, warnings, checks, each warning or check type to be named in " COVER "\n",
 	       full ? "bzImage at every patch" : none ? "not built" : "the objects of the touched .c files",
 	       "ccache");
