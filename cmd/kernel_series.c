@@ -552,8 +552,18 @@ static int make_in(const char *check, const char *build, int jobs, const struct 
 	strvec_pushf(&argv, "O=%s", build);
 	strvec_push(&argv, "ARCH=x86_64");
 	char *cc = find_program("ccache");
-	if (cc)
+	if (cc) {
+		/* the cache the guest kernel's builds use; the tree's paths
+		 * hashed relative, so the next check of the same worktree hits */
+		struct errbuf ignore;
+		char *dir = cache_subdir("ccache", &ignore);
+		if (dir)
+			setenv("CCACHE_DIR", dir, 1);
+		setenv("CCACHE_BASEDIR", check, 1);
+		setenv("CCACHE_NOHASHDIR", "1", 1);
+		free(dir);
 		strvec_push(&argv, "CC=ccache gcc");
+	}
 	free(cc);
 	if (config)
 		strvec_pushf(&argv, "KCONFIG_ALLCONFIG=%s", config);
