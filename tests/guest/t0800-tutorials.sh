@@ -36,7 +36,7 @@ for readme in tutorials/*/README.md; do
 	expect_grep "$T/out" "What each file system kept" "lesson $name shows the comparison view"
 	runs="SELECT id FROM runs WHERE id > $before"
 	nruns=$(q "SELECT count(*) FROM runs WHERE id > $before")
-	want=$(grep -c '^    \./crashlab run ' "$readme")
+	want=$(sed -n '/^## Run it$/,/^## /p' "$readme" | grep -c '^    \./crashlab run ')
 	if [ "$nruns" = "$want" ]; then ok "lesson $name: its $want runs are stored"; else not_ok "lesson $name: $nruns runs stored, $want in its README"; fi
 	[ "$name" = seed ] && continue
 	lost=$(q "SELECT count(*) FROM verdicts v JOIN states s ON s.id = v.state_id JOIN fsruns f ON f.id = s.fsrun_id
