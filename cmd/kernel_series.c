@@ -522,6 +522,19 @@ static void checkpatch(const char *dir, const char *patch, const char *cover, st
 	sbuf_free(&out);
 }
 
+/* A column that compares a warning count with the same files' at base:
+ * "N new" (and true) when there are more now, else "ok", or "-" when the
+ * patch touches no such file. */
+static bool versus_base(char *cell, size_t size, int now, int base, bool any)
+{
+	if (now > base) {
+		snprintf(cell, size, "%d new", now - base);
+		return true;
+	}
+	snprintf(cell, size, "%s", any ? "ok" : "-");
+	return false;
+}
+
 /* Copies of files as they are at base, under bt; their paths into out. */
 static void at_base(const char *check, const char *bt, const struct strvec *files, struct strvec *out)
 {
@@ -710,23 +723,15 @@ int kernel_check_cmd(const struct kbuild_opts *o, const char *build_mode, bool s
 		strvec_free(&br);
 		rm_rf(bt);
 		free(bt);
-		if (now_r > base_r) {
-			snprintf(r->rst, sizeof(r->rst), "%d new", now_r - base_r);
-			r->failed = true;
+		if (versus_base(r->rst, sizeof(r->rst), now_r, base_r, rst.n > 0))
 			sbuf_addf(&details, "  %s: docutils reports %d problems in its .rst files, %d at base\n", names.v[i],
 				  now_r, base_r);
-		} else {
-			snprintf(r->rst, sizeof(r->rst), rst.n ? "ok" : "-");
-		}
-		strvec_free(&rst);
-		if (now_w > base_w) {
-			snprintf(r->kdoc, sizeof(r->kdoc), "%d new", now_w - base_w);
-			r->failed = true;
+		if (versus_base(r->kdoc, sizeof(r->kdoc), now_w, base_w, kdoc.n > 0))
 			sbuf_addf(&details, "  %s: kernel-doc -Wall gives %d warnings on its files, %d at base\n", names.v[i],
 				  now_w, base_w);
-		} else {
-			snprintf(r->kdoc, sizeof(r->kdoc), kdoc.n ? "ok" : "-");
-		}
+		if (now_r > base_r || now_w > base_w)
+			r->failed = true;
+		strvec_free(&rst);
 		strvec_free(&kdoc);
 		strvec_free(&objs);
 		bad += r->failed;
