@@ -110,10 +110,20 @@ bool vm_qemu_has_sandbox(void)
  * timer, the references that calibrate the TSC. With acpi=off a busy host
  * made the calibration fail, and the guest fell back to the jiffies clock
  * (10 ms steps), which broke timings taken in the guest. IRQs then come
- * from the MP table; the guest powers off by rebooting into -no-reboot. */
+ * from the MP table; the guest powers off by rebooting into -no-reboot.
+ *
+ * norandmaps: no address-space randomisation in the guest. TCG keeps the
+ * code it translated keyed by virtual address, so a program mapped at new
+ * addresses is translated again from scratch at every exec: a checker
+ * execs an fsck for every crash state, a dynamically linked one with its
+ * libraries. Measured in a guest under TCG, ten runs each on a fresh 512
+ * MiB image: e2fsck -fn 87 -> 40 ms, xfs_repair -n 132 -> 50, btrfs check
+ * 67 -> 17, fsck.f2fs 69 -> 34. What a file system does does not depend on
+ * where its checker's code sits; under KVM it changes nothing but keeps the
+ * guests alike. */
 char *vm_kernel_cmdline(const struct vm_config *cfg)
 {
-	return xasprintf("console=ttyS0 panic=-1 oops=panic reboot=t acpi=noirq loglevel=4 crashlab.mode=%s%s%s",
+	return xasprintf("console=ttyS0 panic=-1 oops=panic reboot=t acpi=noirq norandmaps loglevel=4 crashlab.mode=%s%s%s",
 			 cfg->shell ? "shell" : "agent", cfg->append ? " " : "", cfg->append ? cfg->append : "");
 }
 
