@@ -471,7 +471,7 @@ int cmd_bench(int argc, char **argv, struct cmd_ctx *ctx)
 	int slots = 0, no_classic = 0;
 	const struct opt pool_opts[] = {
 		{ OPT_STRING, 0, "fs", &pool_fs, "LIST", "file systems (default ext4,xfs)" },
-		{ OPT_INT, 0, "slots", &slots, "N", "recording disks per recording guest (default 24)" },
+		{ OPT_INT, 0, "slots", &slots, "N", "recordings per recording guest: the regions of its disk (default 128)" },
 		{ OPT_STRING, 0, "out", &out_dir, "DIR", "where the states and counts are written" },
 		{ OPT_BOOL, 0, "no-classic", &no_classic, NULL, "only the pool" },
 		{ OPT_END, 0, NULL, NULL, NULL, NULL },

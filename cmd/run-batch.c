@@ -190,6 +190,7 @@ struct bctx {
 	size_t nfs;
 	long peak_kib;               /* crashlab and every guest, summed, at the highest sample */
 	size_t peak_guests;
+	struct pool_stats ps;        /* of the pools that are done, summed */
 };
 
 /* Resident memory of a process (KiB) and its parent, from /proc/PID/status. */
@@ -259,7 +260,14 @@ static const struct backend *pool_new(void *ctx)
 
 static void pool_free(void *ctx, const struct backend *b)
 {
-	(void)ctx;
+	struct bctx *c = ctx;
+	struct pool_stats ps;
+	pool_backend_stats(b, &ps);
+	pthread_mutex_lock(&c->mu);
+	c->ps.record_boots += ps.record_boots;
+	c->ps.checker_boots += ps.checker_boots;
+	c->ps.recordings += ps.recordings;
+	pthread_mutex_unlock(&c->mu);
 	pool_backend_free(b);
 }
 
@@ -538,6 +546,8 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 	       "jobs held back for the order at most %zu\n",
 	       st.retries, bc.peak_kib / 1024, bc.peak_guests, self.ru_maxrss / 1024, kids.ru_maxrss / 1024,
 	       st.peak_held);
+	printf("guests booted: %zu for %zu recordings, %zu checkers\n", bc.ps.record_boots, bc.ps.recordings,
+	       bc.ps.checker_boots);
 	if (intr_pending())
 		printf("interrupted: what was checked is stored; each run goes on with: crashlab run --resume RUN%s\n",
 		       cmd_db_arg(ctx));

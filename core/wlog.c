@@ -281,6 +281,89 @@ int wlog_follow(int fd, struct wlog_follow *f)
 	return 0;
 }
 
+int wlog_slice(int fd, const struct wlog_follow *from, const struct wlog_follow *to, uint64_t committed,
+	       uint64_t shift, uint64_t limit, int out, struct errbuf *eb)
+{
+	uint32_t S = to->sectorsize;
+	uint64_t pos = from->sectorsize ? from->pos : S, n = to->entries - from->entries;
+	if (!S || (from->sectorsize && from->sectorsize != S) || to->entries < from->entries ||
+	    (from->sectorsize && to->pos < from->pos)) {
+		wlog_seterr(eb, "cannot cut the log: its positions do not follow each other");
+		return -1;
+	}
+	if (committed > n)
+		committed = n;
+	unsigned char *buf = calloc(1, COPY_MAX > S ? COPY_MAX : S);
+	if (!buf) {
+		wlog_seterr(eb, "cannot cut the log: out of memory");
+		return -1;
+	}
+	int r = -1;
+	/* the superblock, as QEMU writes it: magic, version, count, S */
+	unsigned char *p = buf;
+	for (int i = 0; i < 8; i++) {
+		p[i] = (unsigned char)(WLOG_MAGIC >> (8 * i));
+		p[8 + i] = (unsigned char)((uint64_t)WLOG_VERSION >> (8 * i));
+		p[16 + i] = (unsigned char)(committed >> (8 * i));
+	}
+	for (int i = 0; i < 4; i++)
+		p[24 + i] = (unsigned char)(S >> (8 * i));
+	uint64_t opos = 0;
+	if (wlog_pwrite_full(out, buf, S, opos) < 0)
+		goto io;
+	opos += S;
+	for (uint64_t k = 0; k < n; k++) {
+		if (wlog_pread_full(fd, buf, S, pos) < 0)
+			goto io;
+		struct wlog_entry e = { .sector = get64(buf), .nr_sectors = get64(buf + 8), .flags = get64(buf + 16),
+					.data_len = get64(buf + 24) };
+		uint64_t extra, data_rel;
+		char why[120];
+		if (check_entry(S, &e, &extra, &data_rel, why, sizeof(why)) < 0) {
+			wlog_seterr(eb, "cannot cut the log: entry %llu at byte %llu: %s",
+				    (unsigned long long)(from->entries + k), (unsigned long long)pos, why);
+			goto out;
+		}
+		if (wlog_changes_disk(&e)) {
+			if (e.sector < shift || e.sector - shift > limit || e.nr_sectors > limit - (e.sector - shift)) {
+				wlog_seterr(eb, "cannot cut the log: entry %llu writes sectors %llu+%llu, outside the "
+					    "region %llu+%llu", (unsigned long long)(from->entries + k),
+					    (unsigned long long)e.sector, (unsigned long long)e.nr_sectors,
+					    (unsigned long long)shift, (unsigned long long)limit);
+				goto out;
+			}
+			e.sector -= shift;
+			for (int i = 0; i < 8; i++)
+				buf[i] = (unsigned char)(e.sector >> (8 * i));
+		}
+		if (wlog_pwrite_full(out, buf, S, opos) < 0)
+			goto io;
+		pos += S;
+		opos += S;
+		for (uint64_t left = extra; left;) {
+			size_t c = left > COPY_MAX ? COPY_MAX : (size_t)left;
+			if (wlog_pread_full(fd, buf, c, pos) < 0 || wlog_pwrite_full(out, buf, c, opos) < 0)
+				goto io;
+			pos += c;
+			opos += c;
+			left -= c;
+		}
+	}
+	if (pos != to->pos) {
+		wlog_seterr(eb, "cannot cut the log: its entries end at byte %llu, not %llu", (unsigned long long)pos,
+			    (unsigned long long)to->pos);
+		goto out;
+	}
+	r = 0;
+	goto out;
+io:
+	wlog_seterr(eb, "cannot cut the log: %s", strerror(errno));
+	eb->code = exit_for_errno(errno);
+out:
+	free(buf);
+	return r;
+}
+
 int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 {
 	memset(l, 0, sizeof(*l));

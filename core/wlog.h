@@ -144,6 +144,20 @@ struct wlog_follow {
 };
 int wlog_follow(int fd, struct wlog_follow *f);
 
+/* A part of a log that is still being written, made a log of its own: the
+ * complete entries from `from` (a wlog_follow state taken earlier on the
+ * same log; zeroed: the start) to `to` (one taken later), written to out
+ * from byte 0 as a fresh log would be - a superblock whose entry count is
+ * `committed` (clamped to the entries copied), then the entries, every
+ * write's and discard's sector moved down by `shift` S-byte sectors. An
+ * entry that writes or discards outside [shift, shift + limit) is an
+ * error: the part was to hold one region's requests only. A guest that
+ * lives across recordings gives each its own region of one disk and one
+ * log: this is how a recording's log is cut out of it. 0, or -1 with a
+ * message in e (65 for the log; for I/O, exit_for_errno's code). */
+int wlog_slice(int fd, const struct wlog_follow *from, const struct wlog_follow *to, uint64_t committed,
+	       uint64_t shift, uint64_t limit, int out, struct errbuf *e);
+
 /* Bytes wlog_read_data gives for an entry: nr_sectors * S for a write,
  * data_len for a mark, 0 otherwise. */
 uint64_t wlog_data_size(const struct wlog *l, size_t i);

@@ -10,6 +10,7 @@
 
 #include "core/proto.h"
 #include "core/workload.h"
+#include "core/wlog.h"
 #include "engine/vm.h"
 
 /* What to record: a workload on a fresh disk of one file system. */
@@ -111,11 +112,18 @@ struct record_slot {
 	const char *dev;
 	const char *mnt;
 	const char *log;
+	/* a region of dev, which the agent makes its partition 1 for the
+	 * recording (part_len 0: the whole of dev) */
+	long long part_start, part_len;
+	/* how far the log was complete when the recording began (a log that
+	 * serves many recordings; NULL: a fresh log). Op positions count from
+	 * there. */
+	const struct wlog_follow *log_from;
 };
-/* record_start on a slot: the disk mounted at slot->mnt, a workload
- * session opened there. The write log stays the slot's until its owner
- * copies it to rec->log_path; rec->overlay is NULL. A guest that fails is
- * killed (vm_kill), not freed. */
+/* record_start on a slot: the disk (or its region) mounted at slot->mnt, a
+ * workload session opened there. The write log stays the slot's until its
+ * owner copies it (or its part) to rec->log_path; rec->overlay is NULL. A
+ * guest that fails is killed (vm_kill), not freed. */
 int record_start_slot(const struct record_opts *o, const struct record_slot *slot, struct recording *rec,
 		      struct record_session **out);
 /* Is the session's guest still up (no failure)? */

@@ -1,19 +1,26 @@
 /*
  * pool.c - a backend whose guests live across recordings (see pool.h).
  *
- * Method. Recording: the fs's recording guest boots with N test disks,
- * each blklogwrites over its own fresh qcow2 overlay of the cached base
- * image with its own log file (record_add_disk: the drive options of every
- * recording), and a QMP monitor. A recording takes the next unused disk:
- * record.c's pieces mount it at its own mount point, open the workload
- * session there and run the workload exactly as record_qemu does. The
- * power cut: QMP stop pauses the guest after QEMU drained every in-flight
- * request, so the disk's log file is whole; it is copied to the
- * recording's log; cont; the agent closes the session's files (SESSION
- * end=1) and the disk is unmounted (its dirty pages then land in a log
- * nobody reads). So the next disk's file system never meets the previous
- * one mounted (XFS refuses a second mount of one UUID, btrfs takes one fsid
- * for one file system).
+ * Method. Recording: the fs's recording guest boots with one test disk:
+ * blklogwrites over a fresh qcow2 overlay of a disk of regions, each a copy
+ * of the cached base image (img_regions_ensure), with one log file
+ * (record_add_disk: the drive options of every recording), and a QMP
+ * monitor. A recording takes the next unused region: the agent makes it
+ * the disk's partition 1 (BLKPG: no partition table, no disk probed) and
+ * mounts it, and record.c's pieces open the workload session there and run
+ * the workload exactly as record_qemu does, op positions counted from the
+ * log's entries before it. The power cut: QMP stop pauses the guest after
+ * QEMU drained every in-flight request, so the log is whole; the
+ * recording's part of it is cut out into the recording's log as a log of
+ * its own (wlog_slice: sectors moved down to the region's start, any write
+ * outside the region an error); cont; the agent closes the session's
+ * files (SESSION end=1), unmounts the region and deletes the partition
+ * (its dirty pages land in the log between two recordings, in no one's
+ * part). So the next region's file system never meets the previous one
+ * mounted (XFS refuses a second mount of one UUID, btrfs takes one fsid
+ * for one file system). A region costs nothing at boot, so a guest serves
+ * POOL_SLOTS_DEFAULT recordings; a disk per recording cost a probe of
+ * about 30 ms each at boot, and a guest of 24 disks needed a boot per 24.
  *
  * Checking: the fs's checker guest has the base image as /dev/vda
  * (snapshot=on) and no log disk; checker_start sends it the recording's
@@ -34,8 +41,8 @@
 #include "host/sys.h"
 #include "images/basedisk.h"
 
-#define POOL_SLOTS_DEFAULT 24
-#define POOL_SLOTS_MAX 24          /* /dev/vda.. and a PCI slot each */
+#define POOL_SLOTS_DEFAULT 128     /* regions of a recording guest's disk */
+#define POOL_SLOTS_MAX 1024
 
 /* One file system's guests. */
 struct pool_fs {
@@ -44,9 +51,11 @@ struct pool_fs {
 	struct vm vm;
 	int up;                    /* vm runs and may take recordings */
 	char *rkey;                /* what it was booted for (base image options, guest) */
-	int next;                  /* its next unused disk */
-	int gen;                   /* its boots, for the slot files' names */
-	struct strvec overlays, logs;
+	int next;                  /* its next unused region (1..slots) */
+	int gen;                   /* its boots, for the disk's files' names */
+	char *overlay, *log;       /* its disk: the overlay of the regions, the log */
+	long long size;            /* a region's file system, bytes */
+	struct wlog_follow from;   /* how far the log was complete after the last recording */
 	/* the checker guest */
 	struct checker *ck;        /* the live one, or NULL */
 	char *ckey;
@@ -131,12 +140,13 @@ static void rguest_down(struct pool_fs *f)
 {
 	vm_free(&f->vm);
 	f->up = 0;
-	for (size_t i = 0; i < f->overlays.n; i++)
-		unlink(f->overlays.v[i]);
-	for (size_t i = 0; i < f->logs.n; i++)
-		unlink(f->logs.v[i]);
-	strvec_free(&f->overlays);
-	strvec_free(&f->logs);
+	if (f->overlay)
+		unlink(f->overlay);
+	if (f->log)
+		unlink(f->log);
+	free(f->overlay);
+	free(f->log);
+	f->overlay = f->log = NULL;
 	free(f->rkey);
 	f->rkey = NULL;
 }
@@ -153,7 +163,8 @@ static int rec_fail(const struct record_opts *o, struct recording *rec, enum vm_
 	return -1;
 }
 
-/* Boot the fs's recording guest for o: fresh overlays and logs. */
+/* Boot the fs's recording guest for o: a fresh overlay of the regions, a
+ * fresh log. */
 static int rguest_boot(struct pool *p, struct pool_fs *f, const struct record_opts *o, const char *key,
 		       struct recording *rec)
 {
@@ -162,32 +173,27 @@ static int rguest_boot(struct pool *p, struct pool_fs *f, const struct record_op
 	char *base = img_base_ensure(o->fs, o->size, o->mkfs_opts, &e);
 	if (!base)
 		return rec_fail(o, rec, VM_OK, &e);
+	char *regions = img_regions_ensure(base, o->size, p->slots, &e);
+	free(base);
+	if (!regions)
+		return rec_fail(o, rec, VM_OK, &e);
 	f->gen++;
+	f->overlay = xasprintf("%s/%s-g%d.qcow2", p->dir, f->fs, f->gen);
+	f->log = xasprintf("%s/%s-g%d.log", p->dir, f->fs, f->gen);
+	int fd = -1;
+	if (vm_overlay_create(regions, f->overlay, &e) < 0 ||
+	    (fd = open(f->log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
+		if (!e.code)
+			errbuf_errno(&e, errno, "cannot create '%s'", f->log);
+		free(regions);
+		rguest_down(f);
+		return rec_fail(o, rec, e.code == EXIT_GUEST ? VM_QEMU_FAILED : VM_OK, &e);
+	}
+	close(fd);
+	free(regions);
 	struct vm_config cfg = *o->guest;
 	memset(&cfg.drives, 0, sizeof(cfg.drives));
-	for (int i = 0; i < p->slots; i++) {
-		char *ov = xasprintf("%s/%s-g%d-s%d.qcow2", p->dir, f->fs, f->gen, i);
-		char *lg = xasprintf("%s/%s-g%d-s%d.log", p->dir, f->fs, f->gen, i);
-		strvec_push(&f->overlays, ov);
-		strvec_push(&f->logs, lg);
-		int fd = -1;
-		if (vm_overlay_create(base, ov, &e) < 0 ||
-		    (fd = open(lg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0) {
-			if (!e.code)
-				errbuf_errno(&e, errno, "cannot create '%s'", lg);
-			free(ov);
-			free(lg);
-			free(base);
-			strvec_free(&cfg.drives);
-			rguest_down(f);
-			return rec_fail(o, rec, e.code == EXIT_GUEST ? VM_QEMU_FAILED : VM_OK, &e);
-		}
-		close(fd);
-		record_add_disk(&cfg, ov, lg);
-		free(ov);
-		free(lg);
-	}
-	free(base);
+	record_add_disk(&cfg, f->overlay, f->log);
 	cfg.qmp = true;
 	p->st.record_boots++;
 	enum vm_outcome out = vm_start(&f->vm, &cfg);
@@ -201,40 +207,59 @@ static int rguest_boot(struct pool *p, struct pool_fs *f, const struct record_op
 		return rec_fail(o, rec, out, &e);
 	}
 	f->up = 1;
-	f->next = 0;
+	f->next = 1;
+	f->size = o->size;
+	memset(&f->from, 0, sizeof(f->from));
 	f->rkey = xstrdup(key);
 	return 0;
 }
 
-/* Copy the whole file src to dst. 0, or -1 with e. */
-static int copy_file(const char *src, const char *dst, struct errbuf *e)
+/* The log of f's guest followed to its end: *to from f->from. 0, or -1
+ * with e. */
+static int log_follow_from(const struct pool_fs *f, struct wlog_follow *to, struct errbuf *e)
 {
-	int in = open(src, O_RDONLY | O_CLOEXEC);
+	*to = f->from;
+	int fd = open(f->log, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errbuf_errno(e, errno, "cannot read the write log '%s'", f->log);
+	int r = wlog_follow(fd, to);
+	int err = errno;
+	close(fd);
+	if (r < 0)
+		return errbuf_errno(e, err, "cannot read the write log '%s'", f->log);
+	return 0;
+}
+
+/* The recording's part of the guest's log - from f->from to its end now -
+ * as a log of its own at dst, its sectors those of the region at shift
+ * bytes. 0, or -1 with e. */
+static int cut_log(const struct pool_fs *f, long long shift, const char *dst, struct errbuf *e)
+{
+	struct wlog_follow to;
+	if (log_follow_from(f, &to, e) < 0)
+		return -1;
+	int in = open(f->log, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
-		return errbuf_errno(e, errno, "cannot read '%s'", src);
+		return errbuf_errno(e, errno, "cannot read the write log '%s'", f->log);
+	uint64_t committed = 0;
+	if (wlog_read_committed(in, &committed) < 0)
+		committed = 0;
+	committed = committed > f->from.entries ? committed - f->from.entries : 0;
 	int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (out < 0) {
 		close(in);
 		return errbuf_errno(e, errno, "cannot create '%s'", dst);
 	}
-	char *buf = xmalloc(1 << 20);
+	uint32_t S = to.sectorsize ? to.sectorsize : 512;
 	int r = 0;
-	for (;;) {
-		ssize_t n = read(in, buf, 1 << 20);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			r = errbuf_errno(e, errno, "cannot read '%s'", src);
-			break;
-		}
-		if (n == 0)
-			break;
-		if (write_all(out, buf, (size_t)n) < 0) {
-			r = errbuf_errno(e, errno, "cannot write '%s'", dst);
-			break;
-		}
+	if (!to.sectorsize) {
+		/* nothing flushed since the guest booted: an empty log (no
+		 * superblock yet), as a fresh disk's log would be */
+		if (to.entries)
+			r = errbuf_set(e, EXIT_SOFTWARE, "the write log '%s' has entries but no superblock", f->log);
+	} else {
+		r = wlog_slice(in, &f->from, &to, committed, (uint64_t)shift / S, (uint64_t)f->size / S, out, e);
 	}
-	free(buf);
 	close(in);
 	if (close(out) < 0 && !r)
 		r = errbuf_errno(e, errno, "cannot write '%s'", dst);
@@ -260,7 +285,7 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 	char *gk = guest_key(o->guest);
 	char *key = xasprintf("%lld\n%s\n%s", o->size, o->mkfs_opts ? o->mkfs_opts : "", gk);
 	free(gk);
-	if (f->up && (strcmp(f->rkey, key) || f->next >= p->slots))
+	if (f->up && (strcmp(f->rkey, key) || f->next > p->slots))
 		rguest_down(f);
 	if (!f->up && rguest_boot(p, f, o, key, rec) < 0) {
 		free(key);
@@ -268,11 +293,11 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 	}
 	free(key);
 
-	int slot = f->next++;
-	char dev[16], mnt[32];
-	snprintf(dev, sizeof(dev), "/dev/vd%c", 'a' + slot);
-	snprintf(mnt, sizeof(mnt), "/mnt/s%d", slot);
-	struct record_slot rs = { &f->vm, dev, mnt, f->logs.v[slot] };
+	int region = f->next++;
+	long long shift = (long long)region * img_region_stride(f->size);
+	char mnt[32];
+	snprintf(mnt, sizeof(mnt), "/mnt/r%d", region);
+	struct record_slot rs = { &f->vm, "/dev/vda", mnt, f->log, shift, f->size, &f->from };
 	struct record_session *s = NULL;
 	p->st.recordings++;
 	if (record_start_slot(o, &rs, rec, &s) < 0 || record_run(s, o) < 0) {
@@ -302,7 +327,7 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 		rguest_lost(p, f, rec);
 		return -1;
 	}
-	if (copy_file(f->logs.v[slot], rec->log_path, &e) < 0) {
+	if (cut_log(f, shift, rec->log_path, &e) < 0) {
 		rec->outcome = VM_OK;
 		rec->err = e;
 		sbuf_free(&reply);
@@ -311,14 +336,23 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 	}
 	record_keep_console(rec, &f->vm);
 	rec->outcome = VM_OK;
-	/* The guest lets go of the disk: the session's files closed, the disk
-	 * unmounted. A guest that cannot is not reused; the recording stands. */
+	/* The guest lets go of the region: the session's files closed, the
+	 * region unmounted, its partition deleted; what that wrote is the log's
+	 * up to the next recording's start. A guest that cannot is not reused;
+	 * the recording stands. */
 	uint8_t type = 0;
-	char *end = xasprintf("end=1\numount=%s\n", mnt);
+	char *end = xasprintf("end=1\numount=%s\ndelpart=/dev/vda\n", mnt);
 	if (vm_qmp(&f->vm, "{\"execute\":\"cont\"}", &reply) < 0 ||
 	    vm_request(&f->vm, PROTO_MSG_SESSION, 0, 0, end, (uint32_t)strlen(end), 0, &type, &reply) != VM_OK ||
-	    type != PROTO_MSG_RESULT)
+	    type != PROTO_MSG_RESULT) {
 		rguest_lost(p, f, rec);
+	} else {
+		struct wlog_follow now;
+		if (log_follow_from(f, &now, &e) < 0)
+			rguest_lost(p, f, rec);
+		else
+			f->from = now;
+	}
 	free(end);
 	sbuf_free(&reply);
 	rec->ms = (now_s() - t0) * 1000; /* letting go of the disk included */

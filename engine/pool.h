@@ -17,8 +17,8 @@
 
 struct pool_opts {
 	const struct vm_config *guest; /* kernel, initrd, accel, mem */
-	int slots;                     /* recording disks per recording guest (0: 24) */
-	const char *dir;               /* where slot overlays/logs live (a private folder the pool may fill and empty) */
+	int slots;                     /* recordings per recording guest: the regions of its disk (0: 128) */
+	const char *dir;               /* where its disk's overlay and log live (a private folder the pool may fill and empty) */
 	int max_fs;                    /* file systems with live guests at once (0: no limit); the least recently
 	                                * used one's guests stop to make room */
 };
@@ -30,11 +30,12 @@ struct pool_stats {
 /* A backend whose guests live: per fs one recording guest and one checker
  * guest, reused across record / checker_start calls. The record call has
  * record_qemu's contract (rec->log_path is "<workdir>/<fs>.log", the
- * console kept beside it); a recording takes the next unused disk of the
- * fs's recording guest, booted anew when its disks are used up or the
- * recording needs other options (size, mkfs or mount options, guest). The
- * power cut is QMP's stop (every in-flight request drained), the disk's
- * log copied, cont, and the guest lets go of that disk. checker_start
+ * console kept beside it); a recording takes the next unused region of
+ * the fs's recording guest's disk, the guest booted anew when its regions
+ * are used up or the recording needs other options (size, mkfs or mount
+ * options, guest). The power cut is QMP's stop (every in-flight request
+ * drained), the recording's part of the log cut out, cont, and the guest
+ * lets go of that region. checker_start
  * returns the fs's live checker guest with the recording's log sent to it
  * (a log bigger than POOL_LOG_SEND_MAX gets a checker of its own, with the
  * log as a disk, stopped at checker_stop); checker_stop keeps a live guest

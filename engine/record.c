@@ -131,6 +131,7 @@ struct record_session {
 	char *live_log;          /* where QEMU writes this disk's log: rec->log_path, or the slot's */
 	int up;                  /* the guest runs */
 	struct wlog_follow follow; /* how far live_log is complete (log positions) */
+	uint64_t log_base;       /* entries of live_log before this recording's first */
 	char *overlay;           /* an [overlay] workload: the SESSION that mounts its overlay
 				  * before the setup's sync, or NULL (done, or none) */
 	char *overlay_at;        /* its "file:line", for messages */
@@ -157,12 +158,16 @@ static int record_prepare(const struct record_opts *o, struct recording *rec)
 /* Mount dev at mnt in the guest and open the workload session there (the
  * agent mounts it, with mount(2) as the checker does). 0, or -1 with the
  * guest killed (fail). */
-static int session_open(struct record_session *s, const struct record_opts *o, const char *dev, const char *mnt)
+static int session_open(struct record_session *s, const struct record_opts *o, const char *dev, const char *mnt,
+			long long part_start, long long part_len)
 {
 	struct sbuf sb = SBUF_INIT;
 	int ovl = o->w && o->w->overlay;
-	char *sess = xasprintf("dir=%s\nmount=%s\nfstype=%s\nmopts=%s\nfbarrier=%ld\nfdatabarrier=%ld\n%s", mnt, dev,
-			       o->fs, o->mount_opts ? o->mount_opts : "", o->nr_fbarrier, o->nr_fdatabarrier,
+	char part[64] = "";
+	if (part_len > 0)
+		snprintf(part, sizeof(part), "part=%lld+%lld\n", part_start, part_len);
+	char *sess = xasprintf("dir=%s\nmount=%s\n%sfstype=%s\nmopts=%s\nfbarrier=%ld\nfdatabarrier=%ld\n%s", mnt, dev,
+			       part, o->fs, o->mount_opts ? o->mount_opts : "", o->nr_fbarrier, o->nr_fdatabarrier,
 			       ovl ? "layers=1\n" : "");
 	/* [overlay]: [setup] runs in the lower layer, [run] through the overlay,
 	 * mounted beside the fs before the setup's sync */
@@ -203,7 +208,11 @@ int record_start_slot(const struct record_opts *o, const struct record_slot *slo
 	s->vm = slot->vm;
 	s->borrowed = 1;
 	s->live_log = xstrdup(slot->log);
-	if (session_open(s, o, slot->dev, slot->mnt) < 0) {
+	if (slot->log_from) {
+		s->follow = *slot->log_from;
+		s->log_base = slot->log_from->entries;
+	}
+	if (session_open(s, o, slot->dev, slot->mnt, slot->part_start, slot->part_len) < 0) {
 		free(s->overlay);
 		free(s->overlay_at);
 		free(s->live_log);
@@ -258,7 +267,7 @@ int record_start(const struct record_opts *o, struct recording *rec, struct reco
 	enum vm_outcome out = vm_start(s->vm, &cfg);
 	rec->qemu_cmdline = strvec_join_quoted(&s->vm->argv);
 	strvec_free(&cfg.drives);
-	if (out != VM_OK || session_open(s, o, "/dev/vda", "/mnt/test") < 0) {
+	if (out != VM_OK || session_open(s, o, "/dev/vda", "/mnt/test", 0, 0) < 0) {
 		if (out != VM_OK)
 			FAIL(s, out, "the recording guest did not start");
 		free(s->overlay);
@@ -302,7 +311,9 @@ int record_op(struct record_session *s, const struct wl_op *op, struct op_result
 		rec->err.code = EXIT_CANTCREAT;
 		return -1;
 	}
-	int64_t pos = log_position(s->live_log, &s->follow);
+	int64_t pos = log_position(s->live_log, &s->follow) - (int64_t)s->log_base;
+	if (pos < 0)
+		pos = 0; /* a superblock count older than the recording */
 	struct op_result tmp;
 	if (!r)
 		r = &tmp;

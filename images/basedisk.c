@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +136,39 @@ static int make_image(const struct fs_type *d, const char *mkfs, const struct st
 	return r;
 }
 
+/* What `mkfs VERSION_ARG` says, into out: run once per mkfs program and
+ * process (a recording asks for its base image every time; the answer
+ * cannot change while crashlab runs). 0, or -1 when it cannot run. */
+static int mkfs_version(const struct fs_type *d, const char *mkfs, struct sbuf *out)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static struct {
+		char *mkfs, *text;
+	} seen[FS_COUNT];
+	size_t k = (size_t)(d - fs_types);
+	pthread_mutex_lock(&mu);
+	if (seen[k].mkfs && !strcmp(seen[k].mkfs, mkfs)) {
+		sbuf_adds(out, seen[k].text);
+		pthread_mutex_unlock(&mu);
+		return 0;
+	}
+	pthread_mutex_unlock(&mu);
+	struct strvec argv = STRVEC_INIT;
+	strvec_push(&argv, mkfs);
+	strvec_push(&argv, d->version_arg);
+	int rc = run_cmd(&argv, out, -1);
+	strvec_free(&argv);
+	if (rc < 0 || rc == 127)
+		return -1;
+	pthread_mutex_lock(&mu);
+	free(seen[k].mkfs);
+	free(seen[k].text);
+	seen[k].mkfs = xstrdup(mkfs);
+	seen[k].text = xstrdup(out->buf ? out->buf : "");
+	pthread_mutex_unlock(&mu);
+	return 0;
+}
+
 char *img_base_ensure(const char *fs, long long size, const char *mkfs_opts, struct errbuf *e)
 {
 	const struct fs_type *d = fs_lookup(fs);
@@ -162,15 +196,10 @@ char *img_base_ensure(const char *fs, long long size, const char *mkfs_opts, str
 		free(label);
 		return NULL;
 	}
-	struct strvec argv = STRVEC_INIT;
 	struct sbuf out = SBUF_INIT;
 	char *path = NULL, *dir = NULL;
 	struct strvec opts = STRVEC_INIT;
-	strvec_push(&argv, mkfs);
-	strvec_push(&argv, d->version_arg);
-	int rc = run_cmd(&argv, &out, -1);
-	strvec_free(&argv);
-	if (rc < 0 || rc == 127) {
+	if (mkfs_version(d, mkfs, &out) < 0) {
 		errbuf_set(e, EXIT_NOINPUT, "cannot run '%s %s'", mkfs, d->version_arg);
 		goto done;
 	}
@@ -206,4 +235,131 @@ done:
 	free(label);
 	free(mkfs);
 	return path;
+}
+
+static int all_zero(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+static int pwrite_all(int fd, const char *p, size_t n, off_t at)
+{
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t)w;
+		at += w;
+	}
+	return 0;
+}
+
+long long img_region_stride(long long size)
+{
+	return (size + IMG_REGION_ALIGN - 1) / IMG_REGION_ALIGN * IMG_REGION_ALIGN;
+}
+
+/* The non-zero 4 KiB blocks of the file behind fd, size bytes: their
+ * offsets in off[] and their data in data (4 KiB each). -1 with errno. */
+static int nonzero_blocks(int fd, long long size, long long **off, char **data, size_t *n)
+{
+	enum { B = 4096 };
+	size_t cap = 0;
+	char blk[B];
+	*off = NULL;
+	*data = NULL;
+	*n = 0;
+	for (off_t at = 0; at < size;) {
+		off_t d = lseek(fd, at, SEEK_DATA);
+		if (d < 0)
+			return errno == ENXIO ? 0 : -1;
+		off_t h = lseek(fd, d, SEEK_HOLE);
+		if (h < 0)
+			return -1;
+		for (off_t b = d / B * B; b < h && b < size; b += B) {
+			ssize_t got = pread(fd, blk, B, b);
+			if (got < 0)
+				return -1;
+			if (got < B)
+				memset(blk + got, 0, (size_t)(B - got));
+			if (all_zero(blk, B))
+				continue;
+			if (*n == cap) {
+				cap = cap ? 2 * cap : 64;
+				*off = xrealloc(*off, cap * sizeof(**off));
+				*data = xrealloc(*data, cap * B);
+			}
+			(*off)[*n] = (long long)b;
+			memcpy(*data + *n * B, blk, B);
+			(*n)++;
+		}
+		at = h;
+	}
+	return 0;
+}
+
+char *img_regions_ensure(const char *base_path, long long size, int regions, struct errbuf *e)
+{
+	const char *dot = strrchr(base_path, '.');
+	size_t stem = dot ? (size_t)(dot - base_path) : strlen(base_path);
+	char *path = xasprintf("%.*s-regions%d.img", (int)stem, base_path, regions);
+	if (file_exists(path))
+		return path;
+	long long stride = img_region_stride(size);
+	int in = open(base_path, O_RDONLY | O_CLOEXEC);
+	if (in < 0) {
+		errbuf_errno(e, errno, "cannot read the base image '%s'", base_path);
+		free(path);
+		return NULL;
+	}
+	long long *off = NULL;
+	char *data = NULL;
+	size_t n = 0;
+	int r = nonzero_blocks(in, size, &off, &data, &n);
+	int err = errno;
+	close(in);
+	char *tmp = NULL;
+	int fd = -1;
+	if (r < 0) {
+		errbuf_errno(e, err, "cannot read the base image '%s'", base_path);
+		goto fail;
+	}
+	fd = tmp_create(path, &tmp, e);
+	if (fd < 0)
+		goto fail;
+	if (ftruncate(fd, (off_t)((regions + 1) * stride)) < 0)
+		goto io;
+	for (int k = 1; k <= regions; k++)
+		for (size_t i = 0; i < n; i++)
+			if (pwrite_all(fd, data + i * 4096, 4096, (off_t)(k * stride + off[i])) < 0)
+				goto io;
+	if (fsync(fd) < 0 || close(fd) < 0) {
+		fd = -1;
+		goto io;
+	}
+	fd = -1;
+	if (rename(tmp, path) < 0)
+		goto io;
+	free(tmp);
+	free(off);
+	free(data);
+	return path;
+io:
+	errbuf_errno(e, errno, "cannot make the disk of %d regions '%s'", regions, path);
+fail:
+	if (fd >= 0)
+		close(fd);
+	if (tmp)
+		unlink(tmp);
+	free(tmp);
+	free(off);
+	free(data);
+	free(path);
+	return NULL;
 }

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/blkpg.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -259,6 +260,26 @@ static void send_mount_error(uint32_t seq, const char *what, const char *at, int
 	send_error(seq, msg);
 }
 
+/* Partition 1 of the disk dev added at bytes [start, start + len) (BLKPG,
+ * no partition table: the kernel is told), or deleted (len 0). 0, or -1
+ * with errno. A guest that lives across recordings has one disk holding a
+ * copy of the base image in each region; a recording's disk is the region's
+ * partition, so no disk is probed per recording. */
+static int set_part(const char *dev, long long start, long long len)
+{
+	int fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	struct blkpg_partition part = { .start = start, .length = len, .pno = 1 };
+	struct blkpg_ioctl_arg arg = { .op = len ? BLKPG_ADD_PARTITION : BLKPG_DEL_PARTITION, .datalen = sizeof(part),
+				       .data = &part };
+	int r = ioctl(fd, BLKPG, &arg);
+	int e = errno;
+	close(fd);
+	errno = e;
+	return r;
+}
+
 /* SESSION: the previous session's open files all closed, a new one opened
  * at dir - with mount=DEV (fstype, mopts) after mounting DEV there, as
  * mount(2) does: the checker mounts crash states the same way; with
@@ -268,7 +289,10 @@ static void send_mount_error(uint32_t seq, const char *what, const char *at, int
  * mounted at dir first (for [run]: the host sends this before the setup's
  * sync). With end=1 only the closing (and the unmounting of the session's
  * overlay), and with umount=DIR the unmounting of DIR (lazily if it is
- * busy): a guest that lives across recordings lets go of a disk. All
+ * busy): a guest that lives across recordings lets go of a disk. With
+ * part=START+LEN, DEV is a whole disk: its partition 1 is added at those
+ * bytes and mounted; end=1 with delpart=DEV deletes it after the unmount
+ * (set_part). All
  * without a shell: under TCG the three programs `mkdir -p && mount` and
  * `umount` ran cost a recording as much as its ops. */
 static void handle_session(const struct proto_msg *m)
@@ -287,15 +311,21 @@ static void handle_session(const struct proto_msg *m)
 		}
 		ovl_merged[0] = '\0';
 		char *um = kv_get((const char *)m->data, m->len, "umount");
+		char *dp = kv_get((const char *)m->data, m->len, "delpart");
+		char msg[400];
 		if (um && umount_now_or_lazily(um) < 0) {
-			char msg[400];
 			snprintf(msg, sizeof(msg), "cannot unmount %s: %s", um, strerror(errno));
+			send_error(m->seq, msg);
+		} else if (dp && set_part(dp, 0, 0) < 0) {
+			/* busy: a lazy unmount left it in use */
+			snprintf(msg, sizeof(msg), "cannot delete the partition of %s: %s", dp, strerror(errno));
 			send_error(m->seq, msg);
 		} else {
 			struct op_result r = { 0 };
 			send_result(m->seq, &r);
 		}
 		free(um);
+		free(dp);
 		return;
 	}
 	free(end);
@@ -310,12 +340,37 @@ static void handle_session(const struct proto_msg *m)
 	if (dev) {
 		char *fstype = kv_get((const char *)m->data, m->len, "fstype");
 		char *mopts = kv_get((const char *)m->data, m->len, "mopts");
+		char *part = kv_get((const char *)m->data, m->len, "part");
+		char what[300];
+		snprintf(what, sizeof(what), "%s%s", dev, part ? "1" : "");
+		long long pstart = -1, plen = -1;
 		klogctl(5 /* SYSLOG_ACTION_CLEAR */, NULL, 0);
 		r = mkdir_p(at, 0755);
-		if (r == 0)
-			r = mount(dev, at, fstype ? fstype : "", 0, mopts && *mopts ? mopts : NULL);
-		if (r < 0)
+		if (r == 0 && part) {
+			if (sscanf(part, "%lld+%lld", &pstart, &plen) != 2 || pstart < 0 || plen <= 0) {
+				errno = EINVAL;
+				r = -1;
+			} else {
+				r = set_part(dev, pstart, plen);
+			}
+			if (r < 0) {
+				char msg[400];
+				snprintf(msg, sizeof(msg), "cannot add the partition %s of %s: %s", part, dev, strerror(errno));
+				send_error(m->seq, msg);
+			}
+		} else if (r < 0) {
 			send_mount_error(m->seq, dev, at, errno);
+		}
+		if (r == 0) {
+			r = mount(what, at, fstype ? fstype : "", 0, mopts && *mopts ? mopts : NULL);
+			if (r < 0) {
+				int e = errno;
+				if (part)
+					set_part(dev, 0, 0);
+				send_mount_error(m->seq, what, at, e);
+			}
+		}
+		free(part);
 		free(fstype);
 		free(mopts);
 	}

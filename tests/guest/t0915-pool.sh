@@ -3,7 +3,7 @@
 # `crashlab bench pool`): several workloads per file system through one
 # recording guest and one checker guest give the same states, trees,
 # mount and fsck outcomes and verdicts as a guest per recording and per
-# check; a pool of two disks boots its recording guest again for the third
+# check; a recording guest of two regions boots again for the third
 # workload; a checker guest that dies is replaced; a log too big to send
 # gets a checker of its own. The times of both paths are printed (not
 # checked).
@@ -47,13 +47,13 @@ for fs in ext4 xfs; do
 done
 cp "$P/classic-xfs.txt" "$T/classic-xfs.txt"
 
-# Btrfs and f2fs with two disks per recording guest: the third workload boots another.
-expect_exit 0 "three workloads on btrfs and f2fs, two disks per recording guest" -- \
+# Btrfs and f2fs with two regions per recording guest: the third workload boots another.
+expect_exit 0 "three workloads on btrfs and f2fs, two regions per recording guest" -- \
 	"$CRASHLAB" bench pool --fs btrfs,f2fs --slots 2 --out "$P" "${WLS[@]:0:3}"
 figures
 for fs in btrfs f2fs; do
 	stats_is $fs "record_boots=2 checker_boots=1 recordings=3 checks=[1-9][0-9]* guest_failures=0" \
-		"$fs: two disks per guest, so a second recording guest for the third workload; one checker guest"
+		"$fs: two regions per guest, so a second recording guest for the third workload; one checker guest"
 	same_states $fs "$fs: every state as in the classic path"
 done
 

@@ -930,4 +930,87 @@ TEST(follow_a_growing_log)
 	lb_free(&b);
 }
 
+/* wlog_slice: a recording's part of a log that serves many recordings, one
+ * region of the disk each, is the log a fresh disk would have had: built
+ * here a second time directly, it must be the same bytes. */
+TEST(slice_a_region)
+{
+	char path[4096], out[4096];
+	const char *td = getenv("TMPDIR");
+	snprintf(path, sizeof(path), "%s/crashlab-slice.XXXXXX", td && *td ? td : "/tmp");
+	snprintf(out, sizeof(out), "%s/crashlab-slice-out.XXXXXX", td && *td ? td : "/tmp");
+	int fd = mkstemp(path), ofd = mkstemp(out);
+	CHECK(fd >= 0 && ofd >= 0, "temp files");
+	if (fd < 0 || ofd < 0)
+		return;
+	unlink(path);
+	unlink(out);
+	const uint64_t R = 1000; /* region k: sectors [k * R, k * R + R) */
+	struct lb b, want;
+	lb_init(&b, 512);
+	/* region 1's recording, then its unmount */
+	lb_write(&b, R + 2, 4, 1);
+	lb_flush(&b);
+	lb_write(&b, R + 10, 1, 2);
+	lb_flush(&b);
+	put_prefix(fd, &b, b.len);
+	lb_super(&b, WLOG_MAGIC, 1, 4, 512);
+	put_prefix(fd, &b, b.len);
+	struct wlog_follow from = { 0 }, to;
+	CHECK(wlog_follow(fd, &from) == 0 && from.entries == 4, "region 1's part: 4 entries");
+	/* region 2's recording: the first and the last sector of the region */
+	lb_write(&b, 2 * R, 2, 3);
+	lb_flush(&b);
+	lb_discard(&b, 2 * R + 8, 8);
+	lb_write(&b, 3 * R - 3, 3, 4);
+	lb_super(&b, WLOG_MAGIC, 1, 6, 512);
+	put_prefix(fd, &b, b.len);
+	to = from;
+	CHECK(wlog_follow(fd, &to) == 0 && to.entries == 8, "then 8 entries");
+	struct errbuf eb = { 0 };
+	CHECK(wlog_slice(fd, &from, &to, 6 - 4, 2 * R, R, ofd, &eb) == 0, "region 2 cut out: %s", eb.msg);
+	lb_init(&want, 512);
+	lb_write(&want, 0, 2, 3);
+	lb_flush(&want);
+	lb_discard(&want, 8, 8);
+	lb_write(&want, R - 3, 3, 4);
+	lb_super(&want, WLOG_MAGIC, 1, 2, 512);
+	off_t got_len = lseek(ofd, 0, SEEK_END);
+	unsigned char *got = malloc(want.len);
+	CHECK(got_len == (off_t)want.len && pread(ofd, got, want.len, 0) == (ssize_t)want.len &&
+	      !memcmp(got, want.buf, want.len), "the part is the log a fresh disk would have had (%lld bytes of %zu)",
+	      (long long)got_len, want.len);
+	struct wlog l;
+	CHECK(wlog_open(&l, ofd, &eb) == 0 && l.n == 4 && l.committed == 2, "it opens: 4 entries, 2 committed");
+	wlog_close(&l);
+
+	/* A count beyond the part is clamped; the whole log from the start
+	 * (a zeroed state) with no shift is the log itself, its count too. */
+	CHECK(ftruncate(ofd, 0) == 0 && wlog_slice(fd, &from, &to, 99, 2 * R, R, ofd, &eb) == 0 &&
+	      wlog_read_committed(ofd, &(uint64_t){ 0 }) == 0, "a count of 99");
+	uint64_t c = 0;
+	CHECK(wlog_read_committed(ofd, &c) == 0 && c == 4, "is clamped to the 4 entries (%llu)", (unsigned long long)c);
+	struct wlog_follow zero = { 0 };
+	CHECK(ftruncate(ofd, 0) == 0 && wlog_slice(fd, &zero, &to, 6, 0, 4 * R, ofd, &eb) == 0, "the whole log: %s",
+	      eb.msg);
+	got_len = lseek(ofd, 0, SEEK_END);
+	got = realloc(got, b.len);
+	CHECK(got_len == (off_t)b.len && pread(ofd, got, b.len, 0) == (ssize_t)b.len && !memcmp(got, b.buf, b.len),
+	      "the whole log from the start is the log");
+
+	/* A write outside the region: the part is not one region's. */
+	CHECK(ftruncate(ofd, 0) == 0 && wlog_slice(fd, &from, &to, 2, 2 * R, R - 1, ofd, &eb) < 0 &&
+	      strstr(eb.msg, "entry 7 writes sectors 2997+3, outside the region 2000+999"), "out of the region: %s",
+	      eb.msg);
+	CHECK(wlog_slice(fd, &from, &to, 2, 2 * R + 1, R, ofd, &eb) < 0 && strstr(eb.msg, "entry 4 writes"),
+	      "below the region: %s", eb.msg);
+	CHECK(wlog_slice(fd, &to, &from, 2, 0, 4 * R, ofd, &eb) < 0 && strstr(eb.msg, "do not follow"),
+	      "positions the wrong way round: %s", eb.msg);
+	free(got);
+	close(fd);
+	close(ofd);
+	lb_free(&b);
+	lb_free(&want);
+}
+
 TEST_MAIN()
