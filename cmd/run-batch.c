@@ -240,6 +240,10 @@ static void sample_memory(struct bctx *c)
 		c->peak_guests = guests;
 }
 
+/* File systems whose guests a worker keeps up at once: a recording and a
+ * checker guest each (up to 1 GiB of guest memory apiece). */
+#define LIVE_FS 2
+
 /* Each worker's guests: a pool (engine/pool.h) in a folder of its own
  * beside the runs' folders, removed with it. */
 static const struct backend *pool_new(void *ctx)
@@ -249,7 +253,7 @@ static const struct backend *pool_new(void *ctx)
 	char *dir = xasprintf("%s-pool%d", c->pool_prefix, ++c->pools);
 	pthread_mutex_unlock(&c->mu);
 	mkdir_p(dir, 0755);
-	struct pool_opts po = { .guest = c->guest, .slots = 0, .dir = dir, .max_fs = 2 };
+	struct pool_opts po = { .guest = c->guest, .slots = 0, .dir = dir, .max_fs = LIVE_FS };
 	const struct backend *b = pool_backend_new(&po);
 	pthread_mutex_lock(&c->mu);
 	strvec_push(&c->pool_dirs, dir);
@@ -474,7 +478,7 @@ int cmd_run_batch(struct cmd_ctx *ctx, int argc, char **orig, char **pos, int np
 		.p = { .guest = &guest, .size = size, .mode = mode, .seed = (uint64_t)a->seed,
 		       .max_states = (size_t)a->max_states, .torn = a->torn, .models = a->model_list,
 		       .dedup = !a->no_dedup },
-		.fss = fps, .nfs = fss.n, .items = items, .n = n, .workers = workers, .chunk = chunk,
+		.fss = fps, .nfs = fss.n, .items = items, .n = n, .workers = workers, .chunk = chunk, .live_fs = LIVE_FS,
 		.backend_new = pool_new, .backend_free = pool_free,
 		.guest_failures = pool_failures, .ctx = &bc, .progress = batch_progress,
 	};

@@ -220,21 +220,42 @@ static size_t stored_unit(const struct batch *B)
 	return B->stored < B->njobs ? job_unit(B, B->stored) : B->nunits;
 }
 
-/* The unit a worker whose guests are of file system fs (nfs: none yet)
- * takes next: the first free one of that fs within the window, else the
- * first free one; B->nunits when there is none (yet). Under B->mu. */
-static size_t pick_unit(struct batch *B, size_t fs)
+#define LIVE_MAX 8
+
+/* The unit a worker takes next. Its guests are up for the file systems
+ * recent[0..nrecent) (most recently used first; none yet: nrecent 0): the
+ * first free unit within the window of recent[0], else of the others in
+ * that order, else the first free one; B->nunits when there is none (yet).
+ * A unit of a file system whose guests are down costs a boot of two guests,
+ * and with more file systems than the backend keeps up, of another fs's
+ * guests next time. Under B->mu. */
+static size_t pick_unit(struct batch *B, const size_t *recent, size_t nrecent)
 {
 	size_t nfs = B->bp->nfs, hi = stored_unit(B) + B->window;
 	if (hi > B->nunits)
 		hi = B->nunits;
-	for (size_t u = B->first_free; u < hi; u++)
-		if (!B->taken[u] && u % nfs == fs)
-			return u;
+	for (size_t r = 0; r < nrecent; r++)
+		for (size_t u = B->first_free; u < hi; u++)
+			if (!B->taken[u] && u % nfs == recent[r])
+				return u;
 	for (size_t u = B->first_free; u < hi; u++)
 		if (!B->taken[u])
 			return u;
 	return B->nunits;
+}
+
+/* fs used now: first in recent, which holds at most max. */
+static void recent_use(size_t *recent, size_t *nrecent, size_t max, size_t fs)
+{
+	size_t i = 0;
+	while (i < *nrecent && recent[i] != fs)
+		i++;
+	if (i == *nrecent && *nrecent < max)
+		(*nrecent)++;
+	if (i == *nrecent)
+		i = *nrecent - 1;
+	memmove(recent + 1, recent, i * sizeof(*recent));
+	recent[0] = fs;
 }
 
 static void *worker(void *arg)
@@ -242,23 +263,27 @@ static void *worker(void *arg)
 	struct batch *B = arg;
 	const struct batch_params *bp = B->bp;
 	const struct backend *b = bp->backend_new(bp->ctx);
-	size_t my_fs = bp->nfs; /* none yet */
+	size_t recent[LIVE_MAX], nrecent = 0;
+	size_t live = bp->live_fs > 0 ? (size_t)bp->live_fs : 1;
+	if (live > LIVE_MAX)
+		live = LIVE_MAX;
 	for (;;) {
 		pthread_mutex_lock(&B->mu);
 		size_t u = B->nunits;
 		while (B->first_free < B->nunits && !B->stop && !intr_pending() &&
-		       (u = pick_unit(B, my_fs)) == B->nunits)
+		       (u = pick_unit(B, recent, nrecent)) == B->nunits)
 			pthread_cond_wait(&B->cv, &B->mu);
 		if (u == B->nunits || B->stop || intr_pending()) {
 			pthread_mutex_unlock(&B->mu);
 			break;
 		}
 		/* A worker keeps to one file system while there is work of it in
-		 * the window, so its guests serve many workloads in a row. */
+		 * the window, so its guests serve many workloads in a row, and
+		 * else to those whose guests it keeps up. */
 		B->taken[u] = 1;
 		while (B->first_free < B->nunits && B->taken[B->first_free])
 			B->first_free++;
-		my_fs = u % bp->nfs;
+		recent_use(recent, &nrecent, live, u % bp->nfs);
 		size_t m, first = unit_first(B, u, &m);
 		pthread_mutex_unlock(&B->mu);
 		for (size_t k = 0; k < m && !intr_pending() && !B->stop; k++) {

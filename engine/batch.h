@@ -47,6 +47,9 @@ struct batch_params {
 	size_t n;
 	int workers;                 /* threads, >= 1 */
 	size_t chunk;                /* workloads a worker takes at once, on one fs (0: batch_chunk(n, nfs)) */
+	int live_fs;                 /* file systems whose guests a worker's backend keeps up at once, the least
+	                              * recently used one's stopped for another (0: 1); a worker then prefers
+	                              * units of those */
 	/* Each worker's backend, made and freed in the worker's thread. */
 	const struct backend *(*backend_new)(void *ctx);
 	void (*backend_free)(void *ctx, const struct backend *b);

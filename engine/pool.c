@@ -43,6 +43,11 @@
 
 #define POOL_SLOTS_DEFAULT 128     /* regions of a recording guest's disk */
 #define POOL_SLOTS_MAX 1024
+/* A recording guest whose disk's overlay holds more than this (the data its
+ * recordings wrote) boots anew before the next one, with a fresh overlay:
+ * the host's disk then holds no more than a few recordings' data per
+ * guest. */
+#define POOL_OVERLAY_MAX (1LL << 30)
 
 /* One file system's guests. */
 struct pool_fs {
@@ -230,6 +235,34 @@ static int log_follow_from(const struct pool_fs *f, struct wlog_follow *to, stru
 	return 0;
 }
 
+/* Bytes the file at path takes on the host's disk (0 when it cannot say). */
+static long long disk_bytes(const char *path)
+{
+	struct stat st;
+	return path && stat(path, &st) == 0 ? (long long)st.st_blocks * 512 : 0;
+}
+
+/* The log's entries from f->from to now are cut out or between two
+ * recordings: their space is given back (the file keeps its size, QEMU
+ * appends after it, and nobody reads there again), so a guest's log holds
+ * one recording, as a disk's did. Where holes cannot be punched, the space
+ * is freed with the guest. */
+static void log_drop(const struct pool_fs *f, const struct wlog_follow *now)
+{
+	long long lo = f->from.sectorsize ? (long long)f->from.pos : (long long)now->sectorsize;
+	lo = (lo + 4095) / 4096 * 4096;                  /* sector 0, the superblock, stays */
+	long long hi = (long long)now->pos / 4096 * 4096;
+	if (!now->sectorsize || hi <= lo)
+		return;
+	int fd = open(f->log, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* not every file system punches holes: then the space goes with the guest */
+	int r = fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, lo, hi - lo);
+	(void)r;
+	close(fd);
+}
+
 /* The recording's part of the guest's log - from f->from to its end now -
  * as a log of its own at dst, its sectors those of the region at shift
  * bytes. 0, or -1 with e. */
@@ -285,7 +318,7 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 	char *gk = guest_key(o->guest);
 	char *key = xasprintf("%lld\n%s\n%s", o->size, o->mkfs_opts ? o->mkfs_opts : "", gk);
 	free(gk);
-	if (f->up && (strcmp(f->rkey, key) || f->next > p->slots))
+	if (f->up && (strcmp(f->rkey, key) || f->next > p->slots || disk_bytes(f->overlay) > POOL_OVERLAY_MAX))
 		rguest_down(f);
 	if (!f->up && rguest_boot(p, f, o, key, rec) < 0) {
 		free(key);
@@ -348,10 +381,12 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 		rguest_lost(p, f, rec);
 	} else {
 		struct wlog_follow now;
-		if (log_follow_from(f, &now, &e) < 0)
+		if (log_follow_from(f, &now, &e) < 0) {
 			rguest_lost(p, f, rec);
-		else
+		} else {
+			log_drop(f, &now);
 			f->from = now;
+		}
 	}
 	free(end);
 	sbuf_free(&reply);

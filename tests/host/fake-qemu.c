@@ -8,7 +8,8 @@
  * chardev (socket,path=P,server=on,wait=off: it binds and listens on P as
  * QEMU does, and accepts the tool's connection) and the drives (a
  * recording guest's blklogwrites drive gets a small valid write log at its
- * log.filename, so a run goes on to check crash states). It prints a boot
+ * log.filename when a session mounts the disk or a region of it, so a run
+ * goes on to check crash states). It prints a boot
  * console on stdout (lines ending in CR LF, as a serial console's do),
  * says HELLO, and answers like the agent (images/agent/agent.c): EXEC with
  * output and exit status 0, SESSION and OP with RESULT, CHECK with a STATE
@@ -35,6 +36,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "core/kv.h"
 #include "core/proto.h"
 #include "core/util.h"
 #include "core/wlog.h"
@@ -88,31 +90,51 @@ static void put64(unsigned char *p, uint64_t v)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
-/* Two writes, each followed by a flush: every entry committed. */
-static void write_log(const char *path)
+/* The recording drive's log (the last -drive with a log.filename), and
+ * the entries written to it so far. */
+static char *log_path;
+static uint64_t log_entries;
+
+/* What a session's mount and ops write to the log: two writes, each
+ * followed by a flush, every entry committed; at sectors 4096 and 4104 of
+ * the disk, or of the region at byte start (SESSION part=START+LEN), as the
+ * file system in that partition would. Appended: a guest that lives
+ * across recordings has one log for all of them. */
+static void write_log(uint64_t start)
 {
 	unsigned char sec[WLOG_SECTOR];
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (!log_path)
+		return;
+	int fd = open(log_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0)
 		return;
+	off_t end = lseek(fd, 0, SEEK_END);
+	if (end < (off_t)WLOG_SECTOR)
+		end = WLOG_SECTOR;
+	for (int i = 0; i < 2; i++) {
+		memset(sec, 0, sizeof(sec));
+		put64(sec, start / WLOG_SECTOR + 4096 + 8 * (uint64_t)i);
+		put64(sec + 8, 1);
+		if (pwrite(fd, sec, sizeof(sec), end) != (ssize_t)sizeof(sec))
+			break;
+		memset(sec, 0x5a, sizeof(sec));
+		if (pwrite(fd, sec, sizeof(sec), end + WLOG_SECTOR) != (ssize_t)sizeof(sec))
+			break;
+		memset(sec, 0, sizeof(sec));
+		put64(sec + 16, WLOG_FLUSH);
+		if (pwrite(fd, sec, sizeof(sec), end + 2 * WLOG_SECTOR) != (ssize_t)sizeof(sec))
+			break;
+		end += 3 * WLOG_SECTOR;
+		log_entries += 2;
+	}
 	memset(sec, 0, sizeof(sec));
 	put64(sec, WLOG_MAGIC);
 	put64(sec + 8, WLOG_VERSION);
-	put64(sec + 16, 4);
+	put64(sec + 16, log_entries);
 	sec[24] = WLOG_SECTOR & 0xff;
 	sec[25] = WLOG_SECTOR >> 8;
-	write_all(fd, sec, sizeof(sec));
-	for (int i = 0; i < 2; i++) {
-		memset(sec, 0, sizeof(sec));
-		put64(sec, 4096 + 8 * (uint64_t)i);
-		put64(sec + 8, 1);
-		write_all(fd, sec, sizeof(sec));
-		memset(sec, 0x5a, sizeof(sec));
-		write_all(fd, sec, sizeof(sec));
-		memset(sec, 0, sizeof(sec));
-		put64(sec + 16, WLOG_FLUSH);
-		write_all(fd, sec, sizeof(sec));
-	}
+	if (pwrite(fd, sec, sizeof(sec), 0) != (ssize_t)sizeof(sec))
+		log_entries = 0;
 	close(fd);
 }
 
@@ -194,9 +216,17 @@ static void answer(const struct proto_msg *m)
 		send_frame(PROTO_MSG_OUT, m->seq, "fake guest\n", 11);
 		send_frame(PROTO_MSG_EXIT, m->seq, "\0\0\0\0", 4);
 		break;
-	case PROTO_MSG_SESSION:
+	case PROTO_MSG_SESSION: {
+		char *mnt = kv_get((const char *)m->data, m->len, "mount");
+		char *part = kv_get((const char *)m->data, m->len, "part");
+		unsigned long long start = 0, len = 0;
+		if (mnt)
+			write_log(part && sscanf(part, "%llu+%llu", &start, &len) == 2 ? start : 0);
+		free(mnt);
+		free(part);
 		send_text(PROTO_MSG_RESULT, m->seq, "ret=0\nerrno=0\n");
 		break;
+	}
 	case PROTO_MSG_OP:
 		snprintf(res, sizeof(res), "ret=0\nerrno=0\nino=%llu\nino2=0\nms=0.100\n", ino_of(m));
 		send_text(PROTO_MSG_RESULT, m->seq, res);
@@ -414,9 +444,10 @@ int main(int argc, char **argv)
 			serve_qmp(argv[i + 1]);
 		if (!strcmp(argv[i], "-drive")) {
 			char *log = opt_value(argv[i + 1], "log.filename");
-			if (log)
-				write_log(log);
-			free(log);
+			if (log) {
+				free(log_path);
+				log_path = log;
+			}
 		}
 	}
 	const char *how = getenv("CRASHLAB_FAKE_GUEST");
