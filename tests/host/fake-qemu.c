@@ -257,6 +257,10 @@ static void misbehave(const char *how, const struct proto_msg *m)
 		raw("ret=0\nerr", 9);
 		close(chan);
 		forever();
+	} else if (!strcmp(how, "off-region")) {
+		/* a session on a region of the disk whose writes land outside it */
+		write_log(0);
+		send_text(PROTO_MSG_RESULT, seq, "ret=0\nerrno=0\n");
 	} else if (!strcmp(how, "exit-mid")) {
 		/* half a frame, then the whole guest is gone */
 		header(PROTO_MSG_RESULT, seq, 64);

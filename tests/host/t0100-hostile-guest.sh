@@ -265,15 +265,23 @@ esac
 # ---- guests that live across recordings (engine/pool.c) ----
 
 # The pool speaks QMP to its recording guests and sends the checker each
-# write log (LOG): three workloads, two disks per recording guest, so two
-# recording boots and one checker boot.
+# write log (LOG): three workloads, two regions of its disk per recording
+# guest, so two recording boots and one checker boot.
 P=$T/pool
 pool() { cl "$@" -- bench pool --fs ext4 --kernel "$T/bz" --accel tcg --no-classic --slots 2 --out "$P" "$WL" "$WL" "$WL"; }
 expect_exit 0 "the pool with a well-behaved fake guest" -- pool
 expect_grep "$P/stats-ext4.txt" '^record_boots=2 checker_boots=1 recordings=3 checks=[1-9][0-9]* guest_failures=0$' \
-	"the pool: two recording guests of two disks for three workloads, one checker guest"
+	"the pool: two recording guests of two regions for three workloads, one checker guest"
 n=$(grep -c ' outcome=ok ' "$P/pool-ext4.txt")
 [ "$n" = 3 ] && ok "the pool: the three fs runs ended ok" || not_ok "the pool: $n fs runs ended ok, expected 3"
+# A recording whose writes land outside its region of the disk is not cut
+# out of the guest's log; the guest is not reused.
+expect_exit 65 "the pool with a guest that writes outside the recording's region" -- \
+	pool CRASHLAB_FAKE_GUEST=off-region CRASHLAB_FAKE_ON=session
+expect_grep "$T/err" "cannot cut the log: entry 0 writes sectors 4096.1, outside the region 1048576.1048576" \
+	"the pool names the write outside the region"
+expect_grep "$P/stats-ext4.txt" '^record_boots=3 checker_boots=0 recordings=3 checks=0 guest_failures=3$' \
+	"the pool: each such guest counted as failed, a new one booted for the next workload"
 # A recording guest lost mid-op is killed, never reused: the next recording
 # boots another (each fake guest is lost on its first op, so every one).
 expect_exit 69 "the pool with a recording guest lost on an op" -- pool CRASHLAB_FAKE_GUEST=exit-mid CRASHLAB_FAKE_ON=op
