@@ -275,6 +275,36 @@ int write_all(int fd, const void *data, size_t n)
 	return 0;
 }
 
+int pwrite_all(int fd, const void *data, size_t n, uint64_t off)
+{
+	const char *p = data;
+	while (n) {
+		ssize_t w = pwrite(fd, p, n, (off_t)off);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (w == 0) {
+			errno = ENOSPC;
+			return -1;
+		}
+		p += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+bool mem_is_zero(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++)
+		if (b[i])
+			return false;
+	return true;
+}
+
 int read_fd(int fd, struct sbuf *out)
 {
 	char buf[65536];

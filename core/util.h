@@ -92,6 +92,10 @@ bool is_dir(const char *path);
 
 /* Whole-fd and whole-file I/O: -1 and errno on failure (retries EINTR and short writes). */
 int write_all(int fd, const void *data, size_t n);
+/* pwrite all n bytes at off (a write of 0 bytes is ENOSPC). */
+int pwrite_all(int fd, const void *data, size_t n, uint64_t off);
+/* Are the n bytes at p all zero? */
+bool mem_is_zero(const void *p, size_t n);
 int read_fd(int fd, struct sbuf *out);
 int read_file(const char *path, struct sbuf *out);
 

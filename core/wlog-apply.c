@@ -5,6 +5,7 @@
  */
 #include "core/wlog.h"
 #include "core/wlog-priv.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -29,7 +30,7 @@ struct copier {
 /* Write one chunk of an entry at devoff. */
 static int put(struct copier *c, size_t i, const void *buf, size_t chunk, uint64_t devoff)
 {
-	if (wlog_pwrite_full(c->dev_fd, buf, chunk, devoff) < 0) {
+	if (pwrite_all(c->dev_fd, buf, chunk, devoff) < 0) {
 		wlog_seterr(c->e, "cannot write entry %zu at byte %llu: %s", i, (unsigned long long)devoff, strerror(errno));
 		return -1;
 	}

@@ -14,9 +14,9 @@
 
 /* A log or spec that is not what it must be: the message, code 65. */
 void wlog_seterr(struct errbuf *eb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* pread / pwrite exactly n bytes (a short file is EIO); 0 or -1 with errno. */
+/* pread exactly n bytes (a short file is EIO); 0 or -1 with errno. (Writes:
+ * core/util.h's pwrite_all.) */
 int wlog_pread_full(int fd, void *buf, size_t n, uint64_t off);
-int wlog_pwrite_full(int fd, const void *buf, size_t n, uint64_t off);
 
 struct wlog;
 struct wlog_spec;

@@ -29,6 +29,7 @@
  */
 #include "core/wlog.h"
 #include "core/wlog-priv.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -51,14 +52,6 @@ static uint64_t get64(const unsigned char *p)
 static uint32_t get32(const unsigned char *p)
 {
 	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static int all_zero(const unsigned char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return 0;
-	return 1;
 }
 
 static void setwhy(char *why, size_t n, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -104,27 +97,6 @@ int wlog_pread_full(int fd, void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
-int wlog_pwrite_full(int fd, const void *buf, size_t n, uint64_t off)
-{
-	const unsigned char *p = buf;
-	while (n) {
-		ssize_t w = pwrite(fd, p, n, (off_t)off);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (w == 0) {
-			errno = ENOSPC;
-			return -1;
-		}
-		p += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
 /* Bytes readable at offset 0..size of fd; works for block devices too. */
 static int file_size(int fd, uint64_t *size)
 {
@@ -158,7 +130,7 @@ int wlog_read_super(int fd, uint64_t *nr_entries, uint32_t *sectorsize)
 	*nr_entries = 0;
 	if (sectorsize)
 		*sectorsize = 0;
-	if (all_zero(b, got))
+	if (mem_is_zero(b, got))
 		return 0; /* QEMU writes the superblock at the first flush; until then it is a hole. */
 	if (got < sizeof(b) || get64(b) != WLOG_MAGIC || get64(b + 8) != WLOG_VERSION) {
 		errno = EINVAL;
@@ -264,7 +236,7 @@ int wlog_follow(int fd, struct wlog_follow *f)
 		unsigned char h[WLOG_HDR];
 		if (wlog_pread_full(fd, h, sizeof(h), f->pos) < 0)
 			return -1;
-		if (all_zero(h, sizeof(h)))
+		if (mem_is_zero(h, sizeof(h)))
 			break; /* not written yet */
 		struct wlog_entry e = { .sector = get64(h), .nr_sectors = get64(h + 8), .flags = get64(h + 16),
 					.data_len = get64(h + 24) };
@@ -309,7 +281,7 @@ int wlog_slice(int fd, const struct wlog_follow *from, const struct wlog_follow 
 	for (int i = 0; i < 4; i++)
 		p[24 + i] = (unsigned char)(S >> (8 * i));
 	uint64_t opos = 0;
-	if (wlog_pwrite_full(out, buf, S, opos) < 0)
+	if (pwrite_all(out, buf, S, opos) < 0)
 		goto io;
 	opos += S;
 	for (uint64_t k = 0; k < n; k++) {
@@ -336,13 +308,13 @@ int wlog_slice(int fd, const struct wlog_follow *from, const struct wlog_follow 
 			for (int i = 0; i < 8; i++)
 				buf[i] = (unsigned char)(e.sector >> (8 * i));
 		}
-		if (wlog_pwrite_full(out, buf, S, opos) < 0)
+		if (pwrite_all(out, buf, S, opos) < 0)
 			goto io;
 		pos += S;
 		opos += S;
 		for (uint64_t left = extra; left;) {
 			size_t c = left > COPY_MAX ? COPY_MAX : (size_t)left;
-			if (wlog_pread_full(fd, buf, c, pos) < 0 || wlog_pwrite_full(out, buf, c, opos) < 0)
+			if (wlog_pread_full(fd, buf, c, pos) < 0 || pwrite_all(out, buf, c, opos) < 0)
 				goto io;
 			pos += c;
 			opos += c;
@@ -383,7 +355,7 @@ int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 		wlog_seterr(eb, "cannot read the log: %s", strerror(errno));
 		return -1;
 	}
-	if (all_zero(sb, sizeof(sb))) {
+	if (mem_is_zero(sb, sizeof(sb))) {
 		l->nosuper = 1;
 		l->sectorsize = 512; /* QEMU's default log-sector-size */
 	} else {
@@ -443,7 +415,7 @@ int wlog_open(struct wlog *l, int fd, struct errbuf *eb)
 				       strerror(errno));
 				goto fail;
 			}
-			empty = all_zero(h, sizeof(h));
+			empty = mem_is_zero(h, sizeof(h));
 			e.sector = get64(h);
 			e.nr_sectors = get64(h + 8);
 			e.flags = get64(h + 16);

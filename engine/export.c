@@ -26,14 +26,6 @@
 
 #define COPY_BLOCK (1u << 20)
 
-static int all_zero(const unsigned char *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (b[i])
-			return 0;
-	return 1;
-}
-
 /* Copy src (fd) into dst (fd), leaving holes; 0, or -1 with errno. */
 static int copy_sparse(int src, int dst, uint64_t *size)
 {
@@ -52,18 +44,9 @@ static int copy_sparse(int src, int dst, uint64_t *size)
 			free(buf);
 			return -1;
 		}
-		if (!all_zero(buf, (size_t)n)) {
-			size_t done = 0;
-			while (done < (size_t)n) {
-				ssize_t w = pwrite(dst, buf + done, (size_t)n - done, (off_t)(off + done));
-				if (w < 0 && errno == EINTR)
-					continue;
-				if (w <= 0) {
-					free(buf);
-					return -1;
-				}
-				done += (size_t)w;
-			}
+		if (!mem_is_zero(buf, (size_t)n) && pwrite_all(dst, buf, (size_t)n, off) < 0) {
+			free(buf);
+			return -1;
 		}
 		off += (uint64_t)n;
 	}

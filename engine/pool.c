@@ -219,17 +219,16 @@ static int rguest_boot(struct pool *p, struct pool_fs *f, const struct record_op
 	return 0;
 }
 
-/* The log of f's guest followed to its end: *to from f->from. 0, or -1
- * with e. */
-static int log_follow_from(const struct pool_fs *f, struct wlog_follow *to, struct errbuf *e)
+/* The log of f's guest (fd, or -1: opened here) followed to its end: *to
+ * from f->from. 0, or -1 with e. */
+static int log_follow_from(const struct pool_fs *f, int fd, struct wlog_follow *to, struct errbuf *e)
 {
 	*to = f->from;
-	int fd = open(f->log, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return errbuf_errno(e, errno, "cannot read the write log '%s'", f->log);
-	int r = wlog_follow(fd, to);
+	int own = fd < 0 ? (fd = open(f->log, O_RDONLY | O_CLOEXEC)) : -1;
+	int r = fd < 0 ? -1 : wlog_follow(fd, to);
 	int err = errno;
-	close(fd);
+	if (own >= 0)
+		close(own);
 	if (r < 0)
 		return errbuf_errno(e, err, "cannot read the write log '%s'", f->log);
 	return 0;
@@ -268,12 +267,14 @@ static void log_drop(const struct pool_fs *f, const struct wlog_follow *now)
  * bytes. 0, or -1 with e. */
 static int cut_log(const struct pool_fs *f, long long shift, const char *dst, struct errbuf *e)
 {
-	struct wlog_follow to;
-	if (log_follow_from(f, &to, e) < 0)
-		return -1;
 	int in = open(f->log, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		return errbuf_errno(e, errno, "cannot read the write log '%s'", f->log);
+	struct wlog_follow to;
+	if (log_follow_from(f, in, &to, e) < 0) {
+		close(in);
+		return -1;
+	}
 	uint64_t committed = 0;
 	if (wlog_read_committed(in, &committed) < 0)
 		committed = 0;
@@ -283,9 +284,9 @@ static int cut_log(const struct pool_fs *f, long long shift, const char *dst, st
 		close(in);
 		return errbuf_errno(e, errno, "cannot create '%s'", dst);
 	}
-	uint32_t S = to.sectorsize ? to.sectorsize : 512;
+	uint32_t S = to.sectorsize;
 	int r = 0;
-	if (!to.sectorsize) {
+	if (!S) {
 		/* nothing flushed since the guest booted: an empty log (no
 		 * superblock yet), as a fresh disk's log would be */
 		if (to.entries)
@@ -381,7 +382,7 @@ static int pool_record(const struct backend *b, const struct record_opts *o, str
 		rguest_lost(p, f, rec);
 	} else {
 		struct wlog_follow now;
-		if (log_follow_from(f, &now, &e) < 0) {
+		if (log_follow_from(f, -1, &now, &e) < 0) {
 			rguest_lost(p, f, rec);
 		} else {
 			log_drop(f, &now);

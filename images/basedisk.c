@@ -237,29 +237,6 @@ done:
 	return path;
 }
 
-static int all_zero(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return 0;
-	return 1;
-}
-
-static int pwrite_all(int fd, const char *p, size_t n, off_t at)
-{
-	while (n) {
-		ssize_t w = pwrite(fd, p, n, at);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-		at += w;
-	}
-	return 0;
-}
-
 long long img_region_stride(long long size)
 {
 	return (size + IMG_REGION_ALIGN - 1) / IMG_REGION_ALIGN * IMG_REGION_ALIGN;
@@ -288,7 +265,7 @@ static int nonzero_blocks(int fd, long long size, long long **off, char **data, 
 				return -1;
 			if (got < B)
 				memset(blk + got, 0, (size_t)(B - got));
-			if (all_zero(blk, B))
+			if (mem_is_zero(blk, B))
 				continue;
 			if (*n == cap) {
 				cap = cap ? 2 * cap : 64;
@@ -337,7 +314,7 @@ char *img_regions_ensure(const char *base_path, long long size, int regions, str
 		goto io;
 	for (int k = 1; k <= regions; k++)
 		for (size_t i = 0; i < n; i++)
-			if (pwrite_all(fd, data + i * 4096, 4096, (off_t)(k * stride + off[i])) < 0)
+			if (pwrite_all(fd, data + i * 4096, 4096, (uint64_t)(k * stride + off[i])) < 0)
 				goto io;
 	if (fsync(fd) < 0 || close(fd) < 0) {
 		fd = -1;

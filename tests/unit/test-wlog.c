@@ -861,17 +861,25 @@ static void put_prefix(int fd, const struct lb *b, size_t len)
 		printf("# cannot write the test log\n");
 }
 
+/* A file of no name in $TMPDIR (else /tmp), or -1. */
+static int temp_fd(void)
+{
+	const char *td = getenv("TMPDIR");
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/crashlab-wlog-test.XXXXXX", td && *td ? td : "/tmp");
+	int fd = mkstemp(path);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
 /* wlog_follow: a log read while it grows, as the recording's op positions are. */
 TEST(follow_a_growing_log)
 {
-	char path[4096];
-	const char *td = getenv("TMPDIR");
-	snprintf(path, sizeof(path), "%s/crashlab-follow.XXXXXX", td && *td ? td : "/tmp");
-	int fd = mkstemp(path);
+	int fd = temp_fd();
 	CHECK(fd >= 0, "temp file");
 	if (fd < 0)
 		return;
-	unlink(path);
 	struct lb b;
 	lb_init(&b, 512);
 	lb_write(&b, 8, 4, 1);   /* 1 */
@@ -935,16 +943,10 @@ TEST(follow_a_growing_log)
  * here a second time directly, it must be the same bytes. */
 TEST(slice_a_region)
 {
-	char path[4096], out[4096];
-	const char *td = getenv("TMPDIR");
-	snprintf(path, sizeof(path), "%s/crashlab-slice.XXXXXX", td && *td ? td : "/tmp");
-	snprintf(out, sizeof(out), "%s/crashlab-slice-out.XXXXXX", td && *td ? td : "/tmp");
-	int fd = mkstemp(path), ofd = mkstemp(out);
+	int fd = temp_fd(), ofd = temp_fd();
 	CHECK(fd >= 0 && ofd >= 0, "temp files");
 	if (fd < 0 || ofd < 0)
 		return;
-	unlink(path);
-	unlink(out);
 	const uint64_t R = 1000; /* region k: sectors [k * R, k * R + R) */
 	struct lb b, want;
 	lb_init(&b, 512);
